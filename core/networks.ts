@@ -1,0 +1,92 @@
+/**
+ * Networks and each network's canonical USDC.
+ *
+ * The EVM table is `DEFAULT_ASSETS` of `@x402/evm` (the asset the official SDK resolves `"$0.01"` to), kept
+ * only where that asset is USDC; testnets are told apart by viem's chain definitions. Nothing is retyped here
+ * except Solana mainnet USDC, which `@x402/evm` cannot know.
+ */
+import { DEFAULT_ASSETS } from '@x402/evm';
+import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
+import * as chains from 'viem/chains';
+
+export const BASE = 'eip155:8453';
+export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+/** Solana mainnet (CAIP-2) and its USDC mint; x402-notes §2.3 and §3.2. */
+export const SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
+const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+
+export type Usdc = { network: string; asset: string; name: string; version: string; decimals: number };
+
+const testnetIds = new Set<number>(
+  Object.values(chains as Record<string, { id?: number; testnet?: boolean }>)
+    .filter((chain) => chain.testnet === true && typeof chain.id === 'number')
+    .map((chain) => chain.id as number),
+);
+
+const usdcByNetwork = new Map<string, Usdc>();
+for (const [network, assets] of Object.entries(DEFAULT_ASSETS)) {
+  const first = assets[0];
+  if (first?.symbol === 'USDC') usdcByNetwork.set(network, { network, ...pick(first) });
+}
+usdcByNetwork.set(SOLANA, { network: SOLANA, asset: SOLANA_USDC, name: 'USD Coin', version: '', decimals: 6 });
+
+/** v1 network names (`base`, `base-sepolia`, `solana`…) to CAIP-2. Unknown names give null. */
+export function networkFromV1Name(name: string): string | null {
+  const id = (EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>)[name];
+  if (id !== undefined) return `eip155:${id}`;
+  if (name === 'solana') return SOLANA;
+  if (name === 'solana-devnet') return 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+  return null;
+}
+
+/** Normalizes a network as sellers write it: CAIP-2 passes through (lower-cased namespace), v1 names map. */
+export function normalizeNetwork(network: string): string {
+  if (network.includes(':')) {
+    const [namespace, ...rest] = network.split(':');
+    return `${namespace!.toLowerCase()}:${rest.join(':')}`;
+  }
+  return networkFromV1Name(network.toLowerCase()) ?? network;
+}
+
+/** True for networks that viem marks as testnets, and for Solana devnet. */
+export function isTestnet(network: string): boolean {
+  const id = evmChainId(network);
+  if (id !== null) return testnetIds.has(id);
+  return network.startsWith('solana:') && network !== SOLANA;
+}
+
+/** The canonical USDC of a supported mainnet; null for testnets and networks without USDC. */
+export function canonicalUsdc(network: string): Usdc | null {
+  if (isTestnet(network)) return null;
+  return usdcByNetwork.get(network) ?? null;
+}
+
+/** A supported mainnet is one with a canonical USDC that Spotcheck can name. */
+export function isSupportedMainnet(network: string): boolean {
+  return canonicalUsdc(network) !== null;
+}
+
+export function isCanonicalUsdc(network: string, asset: string): boolean {
+  const usdc = canonicalUsdc(network);
+  return usdc !== null && sameAddress(usdc.asset, asset);
+}
+
+/** Address equality: EVM hex addresses compare case-insensitively (EIP-55 is only a checksum), others exactly. */
+export function sameAddress(a: string, b: string): boolean {
+  const evm = /^0x[0-9a-fA-F]{40}$/;
+  return evm.test(a) && evm.test(b) ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+export function evmChainId(network: string): number | null {
+  const match = /^eip155:(\d{1,12})$/.exec(network);
+  return match ? Number(match[1]) : null;
+}
+
+/** Every supported mainnet, for the rules document. */
+export function supportedNetworks(): Usdc[] {
+  return [...usdcByNetwork.values()].filter((usdc) => !isTestnet(usdc.network));
+}
+
+function pick(asset: { asset: string; name: string; version: string; decimals: number }) {
+  return { asset: asset.asset, name: asset.name, version: asset.version, decimals: asset.decimals };
+}
