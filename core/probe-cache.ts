@@ -1,0 +1,100 @@
+/**
+ * Probe reuse (spec §2.3 `cached`/`cache_ttl_s`, §8 "Probe reuse: 5 minutes per normalized URL and method").
+ * One probe per key at a time: concurrent callers share the one in flight, so a burst of checks of the same URL
+ * costs the target one request and every caller sees the same answer.
+ *
+ * Every outcome is stored, failures included: the spec promises that consecutive calls agree, and a target that
+ * timed out should not be hammered by retries for the next five minutes either.
+ */
+import type { HttpMethod, ProbeOutcome } from './model.ts';
+
+/** A bounded, time-limited store of probe outcomes keyed by {@link probeKey}. */
+export type ProbeCache = {
+  /**
+   * The stored outcome of `key` if younger than the ttl (`cached: true`), else the result of one `run()`.
+   * A caller that joins a run already in flight gets `cached: true`: it did not cause the probe, and its answer
+   * is the same reuse a later caller would see. A rejected run rejects every caller sharing it and stores nothing.
+   */
+  get(key: string, run: () => Promise<ProbeOutcome>): Promise<{ outcome: ProbeOutcome; cached: boolean }>;
+  /** The ttl in whole seconds, as published in `probe.cache_ttl_s`. */
+  readonly ttlSeconds: number;
+  /** Stored entries (fresh or not yet evicted); in-flight runs are not counted. */
+  readonly size: number;
+};
+
+/** Options of {@link createProbeCache}; `now` is a millisecond clock (injected: core reads no clock). */
+export type ProbeCacheOptions = { ttlMs: number; maxEntries: number; now: () => number };
+
+/**
+ * The cache key of one probe: method and the spec §2.10 normalized URL (`core/url.ts` `normalizeUrl`).
+ *
+ * @example probeKey('https://api.example/x', 'GET') // 'GET https://api.example/x'
+ */
+export function probeKey(normalizedUrl: string, method: HttpMethod): string {
+  return `${method} ${normalizedUrl}`;
+}
+
+/**
+ * Creates a probe cache. Entries expire `ttlMs` after the probe started (the moment `probed_at` names) and the
+ * least recently used entry is evicted past `maxEntries`.
+ *
+ * @example
+ * const cache = createProbeCache({ ttlMs: 300_000, maxEntries: 10_000, now: Date.now });
+ * const { outcome, cached } = await cache.get(probeKey(url, 'GET'), () => prober.probe(url, 'GET'));
+ */
+export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
+  const { ttlMs, maxEntries, now } = options;
+  if (!(ttlMs >= 0) || !Number.isInteger(maxEntries) || maxEntries < 1) {
+    throw new RangeError('[probe-cache] ttlMs must be >= 0 and maxEntries an integer >= 1');
+  }
+  // Map iteration order is insertion order; re-inserting on every hit makes the first key the least recent.
+  const stored = new Map<string, { outcome: ProbeOutcome; startedAt: number }>();
+  const inFlight = new Map<string, Promise<ProbeOutcome>>();
+
+  function store(key: string, outcome: ProbeOutcome, startedAt: number): void {
+    stored.delete(key);
+    stored.set(key, { outcome, startedAt });
+    while (stored.size > maxEntries) {
+      const oldest = stored.keys().next();
+      if (oldest.done === true) break;
+      stored.delete(oldest.value);
+    }
+  }
+
+  async function get(key: string, run: () => Promise<ProbeOutcome>) {
+    const hit = stored.get(key);
+    if (hit !== undefined) {
+      // Fail closed on a clock that went backwards or NaN: the entry is treated as stale.
+      const age = now() - hit.startedAt;
+      if (age >= 0 && age < ttlMs) {
+        stored.delete(key);
+        stored.set(key, hit);
+        return { outcome: hit.outcome, cached: true };
+      }
+      stored.delete(key);
+    }
+    const shared = inFlight.get(key);
+    if (shared !== undefined) return { outcome: await shared, cached: true };
+
+    const startedAt = now();
+    const pending = (async () => run())();
+    inFlight.set(key, pending);
+    try {
+      const outcome = await pending;
+      store(key, outcome, startedAt);
+      return { outcome, cached: false };
+    } finally {
+      inFlight.delete(key);
+    }
+  }
+
+  return {
+    get,
+    get ttlSeconds() {
+      return Math.round(ttlMs / 1000);
+    },
+    get size() {
+      return stored.size;
+    },
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * The prober: one unpaid, SSRF-gated, pinned HTTP exchange with a third-party endpoint (spec §1 item 1, §2.10
+ * "method", design.md verdict rules 1-2). It never throws: every failure of the target is a {@link ProbeOutcome}.
+ *
+ * Protections (conventions §3 item 9; do not regress):
+ * - every hop, redirects included, passes `checkUrl` before DNS, then EVERY resolved address passes
+ *   `checkAddress`; one private address among public ones blocks the probe;
+ * - the connection goes to an address that was checked (`host: <ip>`, SNI and `Host` from the URL), so a DNS
+ *   answer that changes between check and connect (rebinding) has no window;
+ * - one budget (`timeoutMs`) covers DNS, connect, redirects, the 405 retry and the body; headers and body are
+ *   capped; no agent, no keep-alive; the socket is destroyed when the exchange ends.
+ */
+import dns from 'node:dns';
+import type { HttpMethod, ProbeOutcome, ProbeResponse } from '../core/model.ts';
+import { type Cidr, checkAddress, checkUrl, literalAddress } from '../core/ssrf.ts';
+import {
+  type Connect,
+  type ConnectTarget,
+  classifyError,
+  createConnect,
+  exchange,
+  isConnectFailure,
+  type RawExchange,
+  type Stage,
+} from './_http.ts';
+
+export type { Connect, ConnectTarget } from './_http.ts';
+
+/** One address of a DNS answer. */
+export type LookupAddress = { address: string; family: 4 | 6 };
+
+/** Resolves every address of a host name (the injected DNS seam). */
+export type Lookup = (host: string) => Promise<LookupAddress[]>;
+
+/** Options of {@link createProber}; every side effect is a parameter with a default. */
+export type ProberOptions = {
+  lookup?: Lookup;
+  /** Operator exemptions from the gate (`PROBE_ALLOW_CIDRS`); empty by default. */
+  allow?: Cidr[];
+  /** Budget of the whole probe: DNS, connects, redirects, the 405 retry and the body. Spec §2.10: 5 s. */
+  timeoutMs?: number;
+  maxBodyBytes?: number;
+  /** Node's 16 KB default is too small for x402 (bazaar schemas inflate `PAYMENT-REQUIRED`, x402-notes §9.18). */
+  maxHeaderBytes?: number;
+  maxRedirects?: number;
+  now?: () => Date;
+  userAgent?: string;
+  connect?: Connect;
+};
+
+/** A configured prober. */
+export type Prober = { probe(url: string, method: HttpMethod): Promise<ProbeOutcome> };
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** The system resolver: every address, in the resolver's order. */
+export const systemLookup: Lookup = async (host) => {
+  const found = await dns.promises.lookup(host, { all: true, verbatim: true });
+  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/**
+ * Creates a prober.
+ *
+ * Decisions: more than `maxRedirects` redirects is `unreachable` / `too_many_redirects` (the endpoint cannot be
+ * reached within policy; nothing was refused). A GET answered 405 is retried once as POST from the listed URL
+ * within the same budget (`methodUsed: 'POST'`). Redirects follow fetch semantics: 303, and 301/302 after a
+ * POST, continue as GET. An unparseable URL is `blocked` / `invalid_url` (nothing was contacted). A body cut
+ * short by the peer after the headers is still a `response`, with `bodyTruncated: true` as for the size cap.
+ *
+ * @example
+ * const prober = createProber({ allow: parseCidrList(process.env.PROBE_ALLOW_CIDRS ?? '') });
+ * const outcome = await prober.probe('https://seller.example/api', 'GET');
+ */
+export function createProber(options: ProberOptions = {}): Prober {
+  const lookup = options.lookup ?? systemLookup;
+  const allow = options.allow ?? [];
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
+  const maxHeaderSize = options.maxHeaderBytes ?? 256 * 1024;
+  const maxRedirects = options.maxRedirects ?? 3;
+  const now = options.now ?? (() => new Date());
+  const userAgent = options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)';
+  const connect = options.connect ?? createConnect();
+
+  type Hop = Omit<ProbeResponse, 'methodUsed'>;
+  type Step = { kind: 'response'; hop: Hop } | { kind: 'blocked' | 'unreachable'; detail: string };
+
+  /** Follows one redirect chain from `start`, gating every hop. */
+  async function chain(start: URL, method: HttpMethod, signal: AbortSignal, stage: Stage): Promise<Step> {
+    let current = start;
+    let m = method;
+    for (let redirects = 0; ; redirects++) {
+      const gate = checkUrl(current, allow);
+      if (!gate.ok) return { kind: 'blocked', detail: gate.reason };
+      let addresses: string[];
+      if (gate.address !== null) {
+        addresses = [gate.address];
+      } else {
+        stage.name = 'dns';
+        const found = await abortable(lookup(current.hostname), signal);
+        if (!Array.isArray(found) || found.length === 0)
+          return { kind: 'unreachable', detail: 'dns_no_address' };
+        addresses = [];
+        for (const entry of found) {
+          // The resolver is injected: its answer is checked as untrusted data too (fail closed).
+          const address: unknown = entry?.address;
+          if (typeof address !== 'string') return { kind: 'blocked', detail: 'unparseable_address' };
+          const checked = checkAddress(address, allow);
+          if (!checked.ok) return { kind: 'blocked', detail: `${checked.reason}:${address}` };
+          addresses.push(address);
+        }
+      }
+      const res = await send(current, m, addresses, signal, stage);
+      const location = res.headers['location'];
+      if (REDIRECTS.has(res.status) && location !== undefined) {
+        if (redirects >= maxRedirects) return { kind: 'unreachable', detail: 'too_many_redirects' };
+        const next = URL.canParse(location, current) ? new URL(location, current) : null;
+        if (next === null) return { kind: 'unreachable', detail: 'bad_redirect_location' };
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && m === 'POST')) m = 'GET';
+        current = next;
+        continue;
+      }
+      const text = res.body.length === 0 ? null : res.body.toString('utf8');
+      return {
+        kind: 'response',
+        hop: {
+          status: res.status,
+          headers: res.headers,
+          body: text,
+          bodyTruncated: res.truncated,
+          finalUrl: current.href,
+          redirects,
+        },
+      };
+    }
+  }
+
+  /** One exchange with the first checked address; the next one only if the connection itself failed. */
+  async function send(
+    url: URL,
+    method: HttpMethod,
+    addresses: string[],
+    signal: AbortSignal,
+    stage: Stage,
+  ): Promise<RawExchange> {
+    const https = url.protocol === 'https:';
+    const headers: Record<string, string> = {
+      host: url.host,
+      accept: 'application/json',
+      'user-agent': userAgent,
+      connection: 'close',
+    };
+    // Spec §4: `method=POST` probes with an empty JSON body.
+    if (method === 'POST')
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': '2' });
+    const hostname = url.hostname.replace(/\.$/, '');
+    for (let i = 0; ; i++) {
+      const address = addresses[i]!;
+      const target: ConnectTarget = {
+        protocol: https ? 'https:' : 'http:',
+        address,
+        family: address.includes(':') ? 6 : 4,
+        port: url.port === '' ? (https ? 443 : 80) : Number(url.port),
+        servername: literalAddress(url) === null ? hostname : null,
+        method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        maxHeaderSize,
+      };
+      try {
+        return await exchange(connect, target, method === 'POST' ? '{}' : null, {
+          signal,
+          maxBodyBytes,
+          stage,
+          skipBody: (status, h) => REDIRECTS.has(status) && h['location'] !== undefined,
+        });
+      } catch (err) {
+        if (signal.aborted || i + 1 >= addresses.length || !isConnectFailure(err)) throw err;
+      }
+    }
+  }
+
+  async function probe(url: string, method: HttpMethod): Promise<ProbeOutcome> {
+    const probedAt = now().toISOString();
+    const t0 = performance.now();
+    const stamp = () => ({ probedAt, elapsedMs: Math.round(performance.now() - t0) });
+    if (typeof url !== 'string' || !URL.canParse(url))
+      return { kind: 'blocked', detail: 'invalid_url', ...stamp() };
+    const start = new URL(url);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error('probe budget exceeded')), timeoutMs);
+    const stage: Stage = { name: 'dns' };
+    try {
+      let methodUsed = method;
+      let step = await chain(start, method, controller.signal, stage);
+      if (step.kind === 'response' && step.hop.status === 405 && method === 'GET') {
+        // x402-notes §9.6: SDK routes bound to POST answer 405 to a GET; the listing's method may be wrong.
+        methodUsed = 'POST';
+        step = await chain(start, 'POST', controller.signal, stage);
+      }
+      if (step.kind !== 'response') return { kind: step.kind, detail: step.detail, ...stamp() };
+      return { kind: 'response', response: { ...step.hop, methodUsed }, ...stamp() };
+    } catch (err) {
+      if (controller.signal.aborted) return { kind: 'timeout', detail: `timeout_${stage.name}`, ...stamp() };
+      return { kind: 'unreachable', detail: classifyError(err), ...stamp() };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return { probe };
+}
+
+/** Races a promise that cannot be cancelled (DNS) against the budget; a late result or error is dropped. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
