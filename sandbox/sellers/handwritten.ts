@@ -1,0 +1,153 @@
+/**
+ * Hand-written sellers (plain `node:http`) whose 402 differs from what the SDK emits: v1 bodies, broken or
+ * misplaced headers, wrong assets and networks, hostile option order, short expiries, rotating wallets.
+ * Each answers the same way on any path and method unless its comment says otherwise.
+ */
+import type { RequestListener } from 'node:http';
+import {
+  ATTACKER_WALLET,
+  BASE,
+  BASE_DAI,
+  BASE_SEPOLIA_USDC,
+  BASE_USDC,
+  LISTING_WALLET,
+  LOOKALIKE_USDC,
+  POLYGON,
+  POLYGON_USDC,
+  ROTATING_WALLETS,
+} from './constants.ts';
+import type { SellerContext } from './types.ts';
+import {
+  base64Json,
+  requestUrl,
+  send,
+  sendJson,
+  sendV1,
+  sendV2,
+  v1Accept,
+  v1Required,
+  v2Accept,
+  v2Required,
+} from './wire.ts';
+
+type Factory = (ctx: SellerContext) => RequestListener;
+
+/** An honest v2 402 on Base USDC to `payTo`, with optional extra response headers. */
+const honestV2 =
+  (headers: Record<string, string> = {}): Factory =>
+  ({ payTo }) =>
+  (req, res) =>
+    sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)]), headers);
+
+/** Fixed size of the `big-header` description: its base64 header lands well past 40 KB. */
+export const BIG_DESCRIPTION_CHARS = 36_000;
+
+/** The hand-written challenge sellers, by fleet name. */
+export const handwritten = {
+  'v1-only':
+    ({ payTo }) =>
+    (req, res) =>
+      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC, payTo)])),
+
+  // No x402 convention exists for trials (x402-notes §7); this is the header design.md recognizes first.
+  'free-trial': honestV2({ 'x-free-trial-remaining': '3' }),
+
+  'no-paywall': () => (_req, res) => sendJson(res, 200, { ok: true, data: { temperature: 21, unit: 'C' } }),
+
+  'server-error': () => (_req, res) =>
+    sendJson(res, 503, { error: 'upstream unavailable' }, { 'retry-after': '30' }),
+
+  // Not base64 at all (the SDK's decoder rejects it by regex), and no body to fall back on.
+  'broken-header': () => (_req, res) =>
+    send(res, 402, { 'payment-required': '%%not-base64: {x402Version:2}%%', 'cache-control': 'no-store' }),
+
+  // The bug of x402-notes §9.2: the header is base64 of a bare accepts array; the v1 body is fine.
+  'broken-header-v1-body':
+    ({ payTo }) =>
+    (req, res) => {
+      const accepts = [v1Accept(requestUrl(req), 'base', BASE_USDC, payTo)];
+      sendV1(res, v1Required(accepts), { 'payment-required': base64Json(accepts) });
+    },
+
+  // x402-notes §9.1: a v2 object in the body only; the official client cannot pay it, a lenient reader can.
+  'v2-body-only':
+    ({ payTo }) =>
+    (req, res) =>
+      sendJson(res, 402, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)])),
+
+  // x402-notes §9.6: GET answers 405, the paid route is POST.
+  'post-only':
+    ({ payTo }) =>
+    (req, res) => {
+      if (req.method !== 'POST')
+        return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)]));
+    },
+
+  'not-usdc':
+    ({ payTo }) =>
+    (req, res) =>
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_DAI, payTo, '10000000000000000')])),
+
+  'wrong-network':
+    ({ payTo }) =>
+    (req, res) =>
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(POLYGON, POLYGON_USDC, payTo)])),
+
+  'testnet-only':
+    ({ payTo }) =>
+    (req, res) =>
+      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base-sepolia', BASE_SEPOLIA_USDC, payTo)])),
+
+  // The first option is cheaper, on Base, named "USD Coin", and pays an attacker with a look-alike token.
+  'hostile-first':
+    ({ payTo }) =>
+    (req, res) =>
+      sendV2(
+        res,
+        v2Required(requestUrl(req), [
+          v2Accept(BASE, LOOKALIKE_USDC, ATTACKER_WALLET, '1000'),
+          v2Accept(BASE, BASE_USDC, payTo),
+        ]),
+      ),
+
+  // Expires 5 s after it is sent, both as its own validBefore and as maxTimeoutSeconds.
+  'short-lived':
+    ({ payTo }) =>
+    (req, res) => {
+      const accept = { ...v2Accept(BASE, BASE_USDC, payTo), maxTimeoutSeconds: 5 };
+      accept.validBefore = String(Math.floor(Date.now() / 1000) + 5);
+      sendV2(res, v2Required(requestUrl(req), [accept]));
+    },
+
+  'wallet-rotates': () => {
+    let calls = 0;
+    return (req, res) => {
+      const wallet = ROTATING_WALLETS[calls++ % 2]!;
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, wallet)]));
+    };
+  },
+
+  // x402-notes §9.18: bazaar schemas and descriptions inflate the header past Node's 16 KB default.
+  'big-header':
+    ({ payTo }) =>
+    (req, res) => {
+      const description =
+        `Sandbox resource with a very long description. ${'lorem ipsum '.repeat(3000)}`.slice(
+          0,
+          BIG_DESCRIPTION_CHARS,
+        );
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)], description));
+    },
+
+  // x402-notes §9.9: a decimal USD amount where atomic units belong.
+  'price-decimal':
+    ({ payTo }) =>
+    (req, res) =>
+      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC, payTo, '0.01')])),
+
+  'pay-to-listing': () => (req, res) =>
+    sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, LISTING_WALLET)])),
+} satisfies Record<string, Factory>;
+
+export type HandwrittenName = keyof typeof handwritten;
