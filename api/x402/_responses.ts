@@ -1,0 +1,86 @@
+/**
+ * The HTTP answers of the seller: the 402 challenge, the JSON error answers, and the paid answer.
+ */
+import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import { withPrivateCacheControl } from '@x402/core/server';
+import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import type { PaidAnswer, Settlement } from './_types.ts';
+
+/**
+ * CORS header lists for x402 routes (x402-notes §9 item 16): browsers can read the payment headers only if they
+ * are exposed, and a preflight must allow the buyer's payment headers. The seller sets the expose list on its
+ * own answers; the app's preflight (OPTIONS) handler should allow `allowHeaders`.
+ */
+export const X402_CORS = {
+  exposeHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE'],
+  allowHeaders: ['PAYMENT-SIGNATURE', 'X-PAYMENT', 'Content-Type', 'Authorization'],
+} as const;
+
+const EXPOSE = X402_CORS.exposeHeaders.join(', ');
+
+/** A 402 carrying the v2 PaymentRequired in the header and, identically, as the JSON body (spec §5.2). */
+export function challengeResponse(
+  paymentRequired: PaymentRequired,
+  headers: Record<string, string> = {},
+): Response {
+  const out = new Headers({
+    'Content-Type': 'application/json',
+    'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired),
+    // x402-notes §9 item 17: a cached 402 would replay a stale challenge.
+    'Cache-Control': 'no-store',
+    'Access-Control-Expose-Headers': EXPOSE,
+  });
+  for (const [name, value] of Object.entries(headers)) out.set(name, value);
+  return new Response(JSON.stringify(paymentRequired), { status: 402, headers: out });
+}
+
+/** The house error shape, `{"error":{"code","message"}}` (design.md), never cached and without payment headers. */
+export function errorResponse(status: number, code: string, message: string): Response {
+  return new Response(JSON.stringify({ error: { code, message } }), {
+    status,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+  });
+}
+
+/** Settlement-response headers: `PAYMENT-RESPONSE` always, plus `X-PAYMENT-RESPONSE` for a v1 payment. */
+export function settlementHeaders(result: SettleResponse, x402Version: 1 | 2): Record<string, string> {
+  const encoded = encodePaymentResponseHeader(result);
+  return x402Version === 1
+    ? { 'PAYMENT-RESPONSE': encoded, 'X-PAYMENT-RESPONSE': encoded }
+    : { 'PAYMENT-RESPONSE': encoded };
+}
+
+/** The handler's answer after a landed settlement: its body (rendered now for a PaidJson) plus the receipt. */
+export function paidResponse(
+  answer: PaidAnswer,
+  settlement: Settlement,
+  headers: Record<string, string>,
+): Response {
+  let out: Response;
+  if (answer instanceof Response) {
+    // A Response's body is already final: re-wrap it so its headers become mutable.
+    out = new Response(answer.body, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: answer.headers,
+    });
+  } else {
+    out = new Response(JSON.stringify(answer.render(settlement)), {
+      status: answer.status,
+      headers: { 'Content-Type': 'application/json', ...answer.headers },
+    });
+  }
+  for (const [name, value] of Object.entries(headers)) out.headers.set(name, value);
+  // A paid answer is one buyer's receipt; shared caches must not keep it (x402-notes §2.1).
+  out.headers.set('Cache-Control', withPrivateCacheControl(out.headers.get('Cache-Control')));
+  out.headers.set('Access-Control-Expose-Headers', EXPOSE);
+  return out;
+}
+
+/** Decimal USD text of an atomic USDC amount (6 decimals), without float arithmetic: `'20000'` → `'0.02'`. */
+export function atomicToUsdText(atomic: string): string {
+  const padded = atomic.replace(/^0+(?=\d)/, '').padStart(7, '0');
+  const whole = padded.slice(0, -6);
+  const fraction = padded.slice(-6).replace(/0+$/, '');
+  return fraction.length === 0 ? whole : `${whole}.${fraction}`;
+}

@@ -1,0 +1,192 @@
+/**
+ * The service's own paid offers, as data (spec §4, §8): price in atomic USDC, path, the methods each path
+ * accepts, and a bazaar discovery declaration per method (query parameters for GET, a JSON body for POST) with
+ * an output example, so crawlers can index the routes (x402-notes §6.1, §9 item 7).
+ */
+import { BASE, BASE_USDC } from '../../core/networks.ts';
+import type { Offer } from './_types.ts';
+
+/** The names of the offers; `offerFor` takes one. */
+export const OFFER_NAMES = ['check', 'lookup', 'payment-status', 'setup-pack'] as const;
+export type OfferName = (typeof OFFER_NAMES)[number];
+export type OfferMethod = 'GET' | 'POST';
+
+type Discovery = NonNullable<Offer['discovery']>;
+type OfferSpec = {
+  path: string;
+  priceAtomic: string;
+  description: string;
+  discovery: Partial<Record<OfferMethod, Discovery>>;
+};
+
+const WALLET = '0x1111111111111111111111111111111111111111';
+const TX = '0x5f1c0e0e7a4b0d3f8c2a9e1b6d4f7a2c3e5b8d1f0a9c7e6b5d4c3b2a1f0e9d8c';
+const NONCE = '0x8a3d5f0c1e2b4a6d8f0e1c3b5a7d9f2e4c6b8a0d1f3e5c7b9a2d4f6e8c0b1a3d';
+const paid = { tier: 'paid', charged_usd: '0.02', tx: TX };
+
+const checkParams = {
+  url: { type: 'string', description: 'Public http(s) URL of the x402 endpoint to probe (unpaid).' },
+  task: { type: 'string' },
+  claimed_price: { type: 'number', description: 'Price in USD the listing or seller claimed.' },
+  method: { type: 'string', enum: ['GET', 'POST'] },
+  pay_to: { type: 'string', description: 'Wallet the caller expects to pay.' },
+  network: { type: 'string', description: 'CAIP-2 network the caller expects.' },
+  client: { type: 'string' },
+  ref: { type: 'string' },
+  mode: { type: 'string', enum: ['live', 'dry-run'] },
+  check_expiry: { type: 'string', enum: ['1'] },
+  skew_s: { type: 'integer', minimum: 0, maximum: 300 },
+};
+const checkOutput = {
+  verdict: 'pay',
+  reason: 'price_ok',
+  quoted_price_usd: 0.01,
+  claimed_price_usd: 0.01,
+  pay_to: WALLET,
+  network: BASE,
+  asset: BASE_USDC,
+  payment: { network: BASE, asset: BASE_USDC, amount: { atomic: '10000', usd: 0.01 }, pay_to: WALLET },
+  check_type: 'dry-run',
+  receipt_id: 'sc-3f9a1c2b7d4e',
+  reason_code: 'price_ok',
+  confidence: 'high',
+  access: paid,
+};
+
+const lookupParams = {
+  task: { type: 'string', description: 'Task name from GET /v1/tasks; task or endpoint is required.' },
+  endpoint: { type: 'string', description: 'Service id or endpoint URL.' },
+  max_price: { type: 'string', description: 'USD per call.' },
+  n: { type: 'string', description: 'Paid receipts per service, 1 to 20.' },
+  limit: { type: 'string', description: 'Services returned, 1 to 20.' },
+  client: { type: 'string' },
+  ref: { type: 'string' },
+  payer: { type: 'string' },
+};
+
+const statusParams = {
+  payment_payload: {
+    type: 'string',
+    description: 'The PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1) value sent.',
+  },
+  tx_hash: { type: 'string' },
+  from: { type: 'string' },
+  nonce: { type: 'string', description: '0x plus 32 bytes; send with from.' },
+  valid_before: { type: 'string', description: 'Unix seconds.' },
+  seller_url: { type: 'string' },
+};
+const statusBody = {
+  ...statusParams,
+  terms: { type: 'object', properties: { amount: {}, payTo: {}, asset: {}, network: {} } },
+  network: { type: 'string', enum: [BASE] },
+  asset: { type: 'string' },
+  client: { type: 'string' },
+  ref: { type: 'string' },
+};
+const statusOutput = {
+  id: 'ps-7c2e9a41b0d3',
+  type: 'payment-status',
+  status: 'landed',
+  reason: 'settled_onchain',
+  safe_to_retry_same_payload: true,
+  safe_to_resign: false,
+  authorization: { from: WALLET, nonce: NONCE, used_onchain: true, expired: false },
+  finality: { confirmations: 12, min_confirmations: 10, reorg_safe: true },
+  access: paid,
+};
+
+const packOutput = {
+  product: 'overnight-cos-pack',
+  title: 'Overnight x402 buying: setup pack',
+  price_usdc: '9',
+  files: { prompts: ['…'], templates: ['…'], guide: { name: 'guide.pdf', base64: '…' } },
+  access: { ...paid, charged_usd: '9' },
+};
+
+const OFFERS: Record<OfferName, OfferSpec> = {
+  check: {
+    path: '/v1/products/endpoint-spot-check',
+    priceAtomic: '20000',
+    description: 'Pre-payment check of an x402 endpoint: pay, skip or recheck, with a signed public receipt.',
+    discovery: {
+      GET: {
+        input: { url: 'https://api.example.com/v1/forecast', claimed_price: '0.01' },
+        inputSchema: { properties: checkParams, required: ['url'] },
+        output: { example: checkOutput },
+      },
+      POST: {
+        bodyType: 'json',
+        input: { url: 'https://api.example.com/v1/forecast', claimed_price: 0.01 },
+        inputSchema: { type: 'object', properties: checkParams, required: ['url'] },
+        output: { example: checkOutput },
+      },
+    },
+  },
+  lookup: {
+    path: '/v1/lookup/paid',
+    priceAtomic: '20000',
+    description:
+      'Catalog lookup: services for a task, sorted by known-answer pass rate over paid calls, then price.',
+    discovery: {
+      GET: {
+        input: { task: 'weather-forecast', max_price: '0.05' },
+        inputSchema: { properties: lookupParams },
+        output: { example: { results: [], facts_only: [], access: paid } },
+      },
+    },
+  },
+  'payment-status': {
+    path: '/v1/products/payment-status',
+    priceAtomic: '20000',
+    description: 'Did a Base USDC (EIP-3009) payment land on chain, and is signing a new one safe?',
+    discovery: {
+      GET: {
+        input: { from: WALLET, nonce: NONCE, valid_before: '1767225600' },
+        inputSchema: { properties: statusParams },
+        output: { example: statusOutput },
+      },
+      POST: {
+        bodyType: 'json',
+        input: { from: WALLET, nonce: NONCE, valid_before: '1767225600' },
+        inputSchema: { type: 'object', properties: statusBody },
+        output: { example: statusOutput },
+      },
+    },
+  },
+  'setup-pack': {
+    path: '/v1/products/overnight-cos-pack',
+    priceAtomic: '9000000',
+    description:
+      'Setup pack for agents buying x402 services overnight: prompts, an HTML report template, a PDF guide.',
+    discovery: {
+      GET: { output: { example: packOutput } },
+      POST: {
+        bodyType: 'json',
+        input: {},
+        inputSchema: { type: 'object', properties: {} },
+        output: { example: packOutput },
+      },
+    },
+  },
+};
+
+/** The offer `name` served at `baseUrl` (the public origin, `BASE_URL`) for `method`. */
+export function offerFor(name: OfferName, baseUrl: string, method: OfferMethod = 'GET'): Offer {
+  const spec = OFFERS[name];
+  const discovery = spec.discovery[method];
+  if (!discovery) throw new RangeError(`x402 offer ${name} is not sold over ${method}`);
+  return {
+    route: `${method} ${spec.path}`,
+    priceAtomic: spec.priceAtomic,
+    description: spec.description,
+    resourceUrl: `${baseUrl.replace(/\/+$/, '')}${spec.path}`,
+    mimeType: 'application/json',
+    discovery,
+  };
+}
+
+/** The methods an offer is sold over, for routing (HEAD follows GET). */
+export function offerMethods(name: OfferName): OfferMethod[] {
+  const methods: OfferMethod[] = ['GET', 'POST'];
+  return methods.filter((method) => OFFERS[name].discovery[method] !== undefined);
+}
