@@ -1,0 +1,94 @@
+/**
+ * The access gate (design.md "Layout": free, paid, exempt, dry-run). It decides the tier of a call and takes
+ * free-tier quota synchronously, before any await, so concurrent calls are counted exactly.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { H3Event } from 'h3';
+import type { Quota, QuotaKey, Reservation } from '../core/quota.ts';
+import { apiError } from './errors.ts';
+import { clientAddress, clientNetwork, type Identity } from './identity.ts';
+
+export type ExemptKey = { name: string; secret: string };
+
+export type Gate = {
+  trustProxy: boolean;
+  exemptKeys: ExemptKey[];
+  quota: Quota;
+  identity: Identity;
+};
+
+/** A granted free use: what the answer shows and what the receipt records. */
+export type FreeGrant = {
+  reservation: Reservation;
+  perDay: number;
+  record: { day: string; keys: Array<[string, string]> };
+};
+
+/**
+ * The exempt key a request presents (`x-service-key` or `Authorization: Bearer`), null when it presents none.
+ * A key that matches no exempt key is a 401: it never falls back to the free tier (spec §5.5).
+ */
+export function exemptKeyOf(event: H3Event, gate: Gate): ExemptKey | null {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(event.req.headers.get('authorization') ?? '')?.[1];
+  const presented = event.req.headers.get('x-service-key') ?? bearer;
+  if (!presented) return null;
+  const given = Buffer.from(presented);
+  for (const key of gate.exemptKeys) {
+    const expected = Buffer.from(key.secret);
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return key;
+  }
+  throw apiError(401, 'bad_key', 'The service key is not valid.');
+}
+
+/** True when the request carries an x402 payment (spec §5.2: either header). */
+export function hasPayment(event: H3Event): boolean {
+  return event.req.headers.has('payment-signature') || event.req.headers.has('x-payment');
+}
+
+/**
+ * Takes one free use of `bucket` for the caller: `perClient` by address, and `perNetwork` by client network when
+ * given. Null when the day's free uses are gone.
+ */
+export function takeFree(
+  event: H3Event,
+  gate: Gate,
+  bucket: string,
+  limits: { perClient: number; perNetwork?: number },
+): FreeGrant | null {
+  const address = clientAddress(event, gate.trustProxy);
+  const keys: QuotaKey[] = [{ bucket, id: gate.identity.hash('ip', address), limit: limits.perClient }];
+  if (limits.perNetwork !== undefined) {
+    keys.push({
+      bucket: `${bucket}_net`,
+      id: gate.identity.hash('net', clientNetwork(address)),
+      limit: limits.perNetwork,
+    });
+  }
+  return grant(gate.quota.reserve(keys), limits.perClient);
+}
+
+/** Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6). */
+export function takeDryRun(
+  event: H3Event,
+  gate: Gate,
+  caller: { ref: string | null; client: string | null },
+  perDay: number,
+): FreeGrant | null {
+  const id =
+    caller.ref !== null
+      ? gate.identity.hash('ref', caller.ref)
+      : caller.client !== null
+        ? gate.identity.hash('client', caller.client)
+        : gate.identity.hash('ip', clientAddress(event, gate.trustProxy));
+  return grant(gate.quota.reserve([{ bucket: 'dry_run', id, limit: perDay }]), perDay);
+}
+
+function grant(result: ReturnType<Quota['reserve']>, perDay: number): FreeGrant | null {
+  if (!result.ok) return null;
+  const { reservation } = result;
+  return {
+    reservation,
+    perDay,
+    record: { day: reservation.day, keys: reservation.keys.map((key) => [key.bucket, key.id]) },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * `npm start`: the live service on HOST:PORT with the embedded defaults (README "Configuration").
+ */
+import { readConfig } from './config.ts';
+import { createService, listen } from './service.ts';
+
+const config = readConfig(process.env);
+const service = await createService(config);
+const { server, url } = await listen(service, config.host, config.port);
+
+console.log(`[spotcheck] listening on ${url} (receipts name ${config.baseUrl})`);
+console.log(`[spotcheck] data in ${config.dataDir}`);
+if (service.serviceWallet.generated) {
+  console.log(
+    `[spotcheck] SERVICE_WALLET not set: payments go to ${service.serviceWallet.address}, whose key is in ${service.serviceWallet.keyFile}`,
+  );
+}
+if (!config.facilitatorUrl)
+  console.log('[spotcheck] FACILITATOR_URL not set: 402s are answered, payments are refused (502)');
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`[spotcheck] ${signal}: closing`);
+  server.close();
+  server.closeIdleConnections();
+  await service.close();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

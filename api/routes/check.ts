@@ -1,0 +1,100 @@
+/**
+ * `GET` and `POST /v1/products/endpoint-spot-check` (spec §4). Bad input is a 400 with a stable code; failures of
+ * the target are a 200 with a verdict (spec §7). Free checks (5 a day per client, 25 per client network), dry runs
+ * (50 a day per caller), exempt keys, then paid checks through x402.
+ */
+import type { H3, H3Event } from 'h3';
+import { LIMITS } from '../../core/limits.ts';
+import { exemptKeyOf, type FreeGrant, hasPayment, takeDryRun, takeFree } from '../access.ts';
+import { readJsonObject } from '../body.ts';
+import { type CheckAccess, runCheck } from '../check.ts';
+import type { AppDeps } from '../deps.ts';
+import { apiError } from '../errors.ts';
+import { type CheckParams, parseCheckParams } from '../params.ts';
+
+const PATH = '/v1/products/endpoint-spot-check';
+
+/** Registers the check routes. */
+export function checkRoutes(app: H3, deps: AppDeps): void {
+  app.get(PATH, (event) =>
+    handle(event, deps, Object.fromEntries(new URL(event.req.url).searchParams.entries()), true),
+  );
+  app.post(PATH, async (event) => handle(event, deps, await readJsonObject(event), false));
+}
+
+async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>, fromQuery: boolean) {
+  if (fromQuery) raw = repeatedAsArrays(event, raw);
+  const exempt = exemptKeyOf(event, deps.gate);
+  const paying = exempt === null && hasPayment(event);
+
+  if (paying) {
+    // Paid: payment first, then parameters, then settlement only after a successful answer (spec §4).
+    return deps.sales.sell(event, 'check', async () => {
+      const params = validated(raw);
+      const result = await runCheck(deps, params, { tier: 'paid', checkType: 'dry-run', quota: null });
+      return { status: 200, body: { ...result.full, reputation: await deps.reputation(params) } };
+    });
+  }
+
+  const params = validated(raw);
+  if (exempt) {
+    const checkType = exempt.name === 'self' ? 'self-checked' : 'dry-run';
+    const result = await runCheck(deps, params, { tier: 'exempt', checkType, quota: null });
+    return { ...result.full, reputation: await deps.reputation(params), access: { tier: 'exempt' } };
+  }
+
+  const grant =
+    params.mode === 'dry-run'
+      ? takeDryRun(event, deps.gate, params, LIMITS.dryRunsPerDay)
+      : takeFree(event, deps.gate, 'check', {
+          perClient: LIMITS.freeChecksPerDay,
+          perNetwork: LIMITS.freeChecksPerNetwork,
+        });
+  if (!grant) {
+    if (params.mode === 'dry-run') {
+      throw apiError(
+        429,
+        'dry_run_limit',
+        `Dry runs are limited to ${LIMITS.dryRunsPerDay} per caller per UTC day.`,
+      );
+    }
+    return deps.sales.paymentRequired(
+      event,
+      'check',
+      'Free checks for today are used up; this check costs USD 0.02.',
+    );
+  }
+  return freeAnswer(deps, params, grant);
+}
+
+async function freeAnswer(deps: AppDeps, params: CheckParams, grant: FreeGrant) {
+  const access: CheckAccess = { tier: 'free', checkType: 'dry-run', quota: grant.record };
+  try {
+    const result = await runCheck(deps, params, access);
+    return {
+      ...result.free,
+      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
+    };
+  } catch (error) {
+    // No answer, no use: the quota unit goes back.
+    grant.reservation.release();
+    throw error;
+  }
+}
+
+function validated(raw: Record<string, unknown>): CheckParams {
+  const parsed = parseCheckParams(raw);
+  if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
+  return parsed.value;
+}
+
+/** Query parameters given twice come back as arrays so the parser can refuse them. */
+function repeatedAsArrays(event: H3Event, raw: Record<string, unknown>): Record<string, unknown> {
+  const params = new URL(event.req.url).searchParams;
+  const out: Record<string, unknown> = { ...raw };
+  for (const name of Object.keys(raw)) {
+    const all = params.getAll(name);
+    if (all.length > 1) out[name] = all;
+  }
+  return out;
+}

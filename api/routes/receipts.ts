@@ -1,0 +1,78 @@
+/**
+ * Receipts are public and free to read (spec §4): one by id, the latest for a URL, and a paged list.
+ *
+ * Paging (spec leaves it open): `page` is 1-based, `page_size` 1 to 500 (default 50), newest first; `type=dry-run`
+ * keeps dry runs only, `type=live` live checks only. The answer carries `total`, `pages`, and `next`/`prev` URLs.
+ */
+import type { H3 } from 'h3';
+import { isReceiptId } from '../../core/receipt.ts';
+import { parseTargetUrl } from '../../core/url.ts';
+import type { AppDeps } from '../deps.ts';
+import { apiError } from '../errors.ts';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** Registers the receipt routes. */
+export function receiptRoutes(app: H3, deps: AppDeps): void {
+  app.get('/v1/receipts/by-url', async (event) => {
+    const url = new URL(event.req.url).searchParams.get('url');
+    if (!url) throw apiError(400, 'missing_url', 'Parameter url is required.');
+    const target = parseTargetUrl(url);
+    if (!target.ok) throw apiError(400, 'bad_url', target.message);
+    const receipt = await deps.store.latestReceiptByUrl(target.normalized);
+    if (!receipt) throw apiError(404, 'receipt_not_found', 'No receipt for that URL yet.');
+    event.res.headers.set('cache-control', 'public, max-age=60');
+    return receipt;
+  });
+
+  app.get('/v1/receipts/:id', async (event) => {
+    const id = event.context.params?.id ?? '';
+    const receipt = isReceiptId(id) ? await deps.ledger.get(id) : null;
+    if (!receipt) throw apiError(404, 'receipt_not_found', 'No receipt has that id.');
+    event.res.headers.set('cache-control', IMMUTABLE);
+    return receipt;
+  });
+
+  app.get('/v1/receipts', async (event) => {
+    const query = new URL(event.req.url).searchParams;
+    const type = query.get('type');
+    if (type !== null && type !== 'dry-run' && type !== 'live') {
+      throw apiError(400, 'bad_type', 'type must be dry-run or live.');
+    }
+    const page = whole(query.get('page'), 1, 1, 1_000_000, 'bad_page');
+    const pageSize = whole(query.get('page_size'), 50, 1, 500, 'bad_page_size');
+    const result = await deps.store.listReceipts({ ...(type ? { mode: type } : {}), page, pageSize });
+    const pages = Math.max(1, Math.ceil(result.total / pageSize));
+    const link = (n: number) =>
+      `${deps.baseUrl}/v1/receipts?${new URLSearchParams({ ...(type ? { type } : {}), page: String(n), page_size: String(pageSize) })}`;
+    return {
+      type: type ?? 'all',
+      page,
+      page_size: pageSize,
+      total: result.total,
+      pages,
+      next: page < pages ? link(page + 1) : null,
+      prev: page > 1 ? link(Math.min(page - 1, pages)) : null,
+      receipts: result.items.map((item) => ({
+        id: item.id,
+        type: item.type,
+        issued_at: item.issuedAt,
+        url: item.url,
+        method: item.method,
+        verdict: item.verdict,
+        reason: item.reason,
+        check_type: item.checkType,
+        mode: item.mode,
+        receipt_url: `${deps.baseUrl}/v1/receipts/${item.id}`,
+      })),
+    };
+  });
+}
+
+function whole(text: string | null, fallback: number, min: number, max: number, code: string): number {
+  if (text === null || text === '') return fallback;
+  if (!/^\d{1,7}$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw apiError(400, code, `Expected a whole number from ${min} to ${max}.`);
+  }
+  return Number(text);
+}

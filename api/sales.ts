@@ -1,0 +1,34 @@
+/**
+ * Selling the service's own calls: the app's view of the x402 seller (`api/x402/seller.ts`). A handler returns its
+ * status and body; the body gets `access` (`tier: "paid"`, `charged_usd`, `tx`) only once settlement landed, and a
+ * handler that raises an API error (a 400 after payment, spec §4) is answered without settling anything.
+ */
+import { type H3Event, HTTPError } from 'h3';
+import type { Sales } from './deps.ts';
+import { toErrorResponse } from './errors.ts';
+import { type OfferMethod, offerFor } from './x402/offers.ts';
+import { paidAccess, paidJson, type Seller } from './x402/seller.ts';
+
+/** Wraps the seller for the app's routes. */
+export function createSales(seller: Seller, baseUrl: string): Sales {
+  const offer = (event: H3Event, name: Parameters<Sales['sell']>[1]) =>
+    offerFor(name, baseUrl, event.req.method === 'POST' ? 'POST' : ('GET' satisfies OfferMethod));
+  return {
+    paymentRequired(event, name, error, headers) {
+      return seller.paymentRequired(offer(event, name), { error, ...(headers ? { headers } : {}) });
+    },
+    sell(event, name, handler) {
+      return seller.sell(event, offer(event, name), async () => {
+        try {
+          const answer = await handler();
+          return paidJson((settlement) => ({ ...answer.body, access: paidAccess(settlement) }), {
+            status: answer.status,
+          });
+        } catch (error) {
+          if (error instanceof HTTPError) return toErrorResponse(error);
+          throw error;
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The composition root: builds every part of the live service from a `Config` and wires the defaults. The entry
+ * file (`api/main.ts`) serves what this returns; end-to-end tests start it on port 0 the same way.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HTTPFacilitatorClient } from '@x402/core/http';
+import type { FacilitatorClient } from '@x402/core/server';
+import type { H3 } from 'h3';
+import { toNodeHandler } from 'h3/node';
+import { LIMITS } from '../core/limits.ts';
+import { parseListings } from '../core/listings.ts';
+import { createProbeCache } from '../core/probe-cache.ts';
+import { createQuota } from '../core/quota.ts';
+import { parseCidrList } from '../core/ssrf.ts';
+import { openDuckDbStore } from '../io/duckdb-store.ts';
+import { type InboxHandler, watchInbox } from '../io/inbox.ts';
+import { createJournal } from '../io/journal.ts';
+import { loadSigningKeys, readJwks } from '../io/keys.ts';
+import { checkpointPath, createLedger } from '../io/ledger.ts';
+import { createProber, type Lookup } from '../io/prober.ts';
+import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
+import { createApp } from './app.ts';
+import type { Prober } from './check.ts';
+import { type Config, dataPaths } from './config.ts';
+import type { AppDeps } from './deps.ts';
+import { createIdentity } from './identity.ts';
+import { createSales } from './sales.ts';
+import { createSeller } from './x402/seller.ts';
+
+export type Service = {
+  app: H3;
+  deps: AppDeps;
+  serviceWallet: { address: `0x${string}`; generated: boolean; keyFile: string | null };
+  /** Ingests what waits in the inbox now (tests; the server also polls). */
+  drainInbox(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Seams a test may replace; everything else is real. */
+export type ServiceOverrides = {
+  now?: () => Date;
+  lookup?: Lookup;
+  prober?: Prober;
+  facilitator?: FacilitatorClient;
+  /** fdatasync journal batches (default true). */
+  fsync?: boolean;
+};
+
+/** Builds the service over `DATA_DIR` and recovers its state from the journal. */
+export async function createService(config: Config, overrides: ServiceOverrides = {}): Promise<Service> {
+  const now = overrides.now ?? (() => new Date());
+  const paths = dataPaths(config.dataDir);
+  await mkdir(paths.receipts, { recursive: true });
+
+  const keys = await loadSigningKeys({
+    dir: paths.keys,
+    ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
+  });
+  const salt = await loadSalt(paths.keys);
+  const serviceWallet = await loadServiceWallet(paths.keys, config.serviceWallet);
+  const journal = await createJournal({ dir: paths.journal, fsync: overrides.fsync ?? true, now });
+  const store = await openDuckDbStore(paths.database);
+  const quota = createQuota({ now });
+  const ledger = createLedger({
+    signer: () => keys.signer,
+    journal,
+    store,
+    quota,
+    receiptsDir: paths.receipts,
+    checkpointFile: checkpointPath(config.dataDir),
+  });
+  await ledger.recover();
+
+  const allow = parseCidrList(config.probeAllowCidrs);
+  const prober =
+    overrides.prober ??
+    createProber({ allow, now, ...(overrides.lookup ? { lookup: overrides.lookup } : {}) });
+  const facilitator =
+    overrides.facilitator ??
+    (config.facilitatorUrl
+      ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
+      : missingFacilitator());
+  const seller = createSeller({ facilitator, payTo: serviceWallet.address, now });
+
+  const deps: AppDeps = {
+    prober,
+    probeCache: createProbeCache({
+      ttlMs: LIMITS.probeReuseSeconds * 1000,
+      maxEntries: 50_000,
+      now: () => now().getTime(),
+    }),
+    store,
+    ledger,
+    now,
+    random: (n) => randomBytes(n),
+    baseUrl: config.baseUrl,
+    gate: {
+      trustProxy: config.trustProxy,
+      exemptKeys: config.exemptKeys,
+      quota,
+      identity: createIdentity(salt),
+    },
+    sales: createSales(seller, config.baseUrl),
+    jwks: () => readJwks(paths.keys),
+    reputation: async () => null,
+  };
+
+  const inbox = watchInbox(paths.inbox, listingsHandler(deps));
+  return {
+    app: createApp(deps),
+    deps,
+    serviceWallet,
+    drainInbox: () => inbox.drain(),
+    async close() {
+      inbox.stop();
+      await ledger.settle();
+      await journal.close();
+      await store.close();
+    },
+  };
+}
+
+/** Serves the service's app on a socket; resolves once listening. */
+export async function listen(
+  service: Service,
+  host: string,
+  port: number,
+): Promise<{ server: Server; url: string }> {
+  const server = createServer({ maxHeaderSize: 64 * 1024 }, toNodeHandler(service.app));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { server, url: `http://${shown}:${address.port}` };
+}
+
+function listingsHandler(deps: AppDeps): InboxHandler {
+  return async (name, content) => {
+    const parsed = parseListings(JSON.parse(content));
+    if (!parsed.ok) throw new Error(`${name}: ${parsed.message}`);
+    const stored = await deps.store.importListings(parsed.rows);
+    return `imported ${stored} listings`;
+  };
+}
+
+/** Without FACILITATOR_URL the service still answers 402s; a payment attempt gets a 502 naming the setting. */
+function missingFacilitator(): FacilitatorClient {
+  const refuse = async (): Promise<never> => {
+    throw new Error('No facilitator is configured: set FACILITATOR_URL to accept payments.');
+  };
+  return { verify: refuse, settle: refuse, getSupported: refuse };
+}

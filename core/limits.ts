@@ -1,0 +1,19 @@
+/**
+ * The published limits of spec §8, in one place: the rules document and the README quote these.
+ */
+export const LIMITS = {
+  freeChecksPerDay: 5,
+  /** Free checks from one client network (IPv4 /24, IPv6 /64) per UTC day. */
+  freeChecksPerNetwork: 25,
+  freeLookupsPerDay: 5,
+  freePaymentStatusPerDay: 5,
+  dryRunsPerDay: 50,
+  probeReuseSeconds: 300,
+  historyKept: 30,
+  /** Atomic USDC (6 decimals): USD 0.02. */
+  checkPriceAtomic: '20000',
+  lookupPriceAtomic: '20000',
+  paymentStatusPriceAtomic: '20000',
+  /** Atomic USDC: USD 9. */
+  setupPackPriceAtomic: '9000000',
+} as const;

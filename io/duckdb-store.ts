@@ -1,0 +1,279 @@
+/**
+ * The DuckDB store. Only the API server opens its database file (DuckDB allows one writing process and, while it
+ * writes, no reader in another process: stack-notes Gotcha 5), so other processes hand data to the server through
+ * the inbox (`io/inbox.ts`) instead of opening this file.
+ *
+ * Writes are queued and flushed in batches: the journal already made them durable, and a multi-row insert costs
+ * about what a single one does.
+ */
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+import {
+  OBSERVATIONS_KEPT,
+  type Page,
+  pickListing,
+  type ReceiptRow,
+  type ReceiptSummary,
+  type Store,
+} from './store.ts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS receipts (
+  id VARCHAR PRIMARY KEY, type VARCHAR NOT NULL, issued_at VARCHAR NOT NULL, url VARCHAR, url_norm VARCHAR,
+  method VARCHAR, verdict VARCHAR, reason VARCHAR, check_type VARCHAR, mode VARCHAR, tier VARCHAR, body VARCHAR NOT NULL);
+CREATE INDEX IF NOT EXISTS receipts_by_url ON receipts (url_norm);
+CREATE TABLE IF NOT EXISTS observations (
+  url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, observed_at VARCHAR NOT NULL, http_status INTEGER,
+  price_usd DOUBLE, amount_atomic VARCHAR, network VARCHAR, asset VARCHAR, pay_to VARCHAR,
+  PRIMARY KEY (url_norm, method, observed_at));
+CREATE TABLE IF NOT EXISTS listings (
+  url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, url VARCHAR NOT NULL, price_usd DOUBLE, network VARCHAR,
+  asset VARCHAR, pay_to VARCHAR, source VARCHAR NOT NULL, PRIMARY KEY (url_norm, method, source));
+`;
+
+const CHUNK = 200;
+const LOADED_ENDPOINTS = 10_000;
+
+/** Opens (or creates) the database file and its schema. */
+export async function openDuckDbStore(path: string): Promise<Store> {
+  const instance = await DuckDBInstance.create(path);
+  const db = await instance.connect();
+  await db.run(SCHEMA);
+
+  let receiptQueue: ReceiptRow[] = [];
+  let observationQueue: Array<[string, HttpMethod, Observation]> = [];
+  let flushing: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const loaded = new Map<string, Observation[]>();
+  const loading = new Map<string, Promise<Observation[]>>();
+  const listings = await loadListings(db);
+  const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
+
+  const drain = async (): Promise<void> => {
+    while (receiptQueue.length > 0 || observationQueue.length > 0) {
+      const receipts = receiptQueue;
+      const observations = observationQueue;
+      receiptQueue = [];
+      observationQueue = [];
+      for (let i = 0; i < receipts.length; i += CHUNK) await insertReceipts(db, receipts.slice(i, i + CHUNK));
+      for (let i = 0; i < observations.length; i += CHUNK)
+        await insertObservations(db, observations.slice(i, i + CHUNK));
+    }
+  };
+  const flush = async (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    while (flushing) await flushing;
+    if (receiptQueue.length === 0 && observationQueue.length === 0) return;
+    flushing = drain().finally(() => {
+      flushing = null;
+    });
+    await flushing;
+  };
+  const schedule = () => {
+    timer ??= setTimeout(() => {
+      timer = null;
+      flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
+    }, 25);
+  };
+
+  return {
+    indexReceipts(rows) {
+      receiptQueue.push(...rows);
+      schedule();
+    },
+    addObservation(urlNorm, method, observation) {
+      observationQueue.push([urlNorm, method, observation]);
+      const list = loaded.get(key(urlNorm, method));
+      if (list) {
+        list.unshift(observation);
+        list.sort((a, b) => b.observed_at.localeCompare(a.observed_at));
+        list.length = Math.min(list.length, OBSERVATIONS_KEPT);
+      }
+      schedule();
+    },
+    async observations(urlNorm, method) {
+      const k = key(urlNorm, method);
+      const hit = loaded.get(k);
+      if (hit) return [...hit];
+      let pending = loading.get(k);
+      if (!pending) {
+        pending = (async () => {
+          await flush();
+          const rows = await select(
+            db,
+            `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
+             WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`,
+            [urlNorm, method],
+          );
+          const list = rows.map(toObservation);
+          if (loaded.size >= LOADED_ENDPOINTS) loaded.delete(loaded.keys().next().value as string);
+          // Observations added while the query ran were queued and flushed before it, or arrive after this set.
+          if (!loaded.has(k)) loaded.set(k, list);
+          return loaded.get(k)!;
+        })().finally(() => loading.delete(k));
+        loading.set(k, pending);
+      }
+      return [...(await pending)];
+    },
+    async receipt(id) {
+      await flush();
+      const rows = await select(db, 'SELECT body FROM receipts WHERE id = ?', [id]);
+      return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
+    },
+    async latestReceiptByUrl(urlNorm) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT body FROM receipts WHERE url_norm = ? AND type = 'check' ORDER BY issued_at DESC, id DESC LIMIT 1`,
+        [urlNorm],
+      );
+      return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
+    },
+    async listReceipts({ mode, page, pageSize }): Promise<Page<ReceiptSummary>> {
+      await flush();
+      const where = mode ? 'WHERE mode = ?' : '';
+      const args = mode ? [mode] : [];
+      const total = await select(db, `SELECT count(*)::INTEGER AS n FROM receipts ${where}`, args);
+      const rows = await select(
+        db,
+        `SELECT id, type, issued_at, url, method, verdict, reason, check_type, mode, tier FROM receipts ${where}
+         ORDER BY issued_at DESC, id DESC LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`,
+        args,
+      );
+      return { items: rows.map(toSummary), total: Number(total[0]?.n ?? 0), page, pageSize };
+    },
+    async listing(urlNorm, method) {
+      return pickListing(listings.get(urlNorm) ?? [], method);
+    },
+    async importListings(rows) {
+      const sources = [...new Set(rows.map((row) => row.source))];
+      await db.run('BEGIN TRANSACTION');
+      try {
+        for (const source of sources) await db.run('DELETE FROM listings WHERE source = ?', [source]);
+        for (let i = 0; i < rows.length; i += CHUNK) await insertListings(db, rows.slice(i, i + CHUNK));
+        await db.run('COMMIT');
+      } catch (error) {
+        await db.run('ROLLBACK');
+        throw error;
+      }
+      const fresh = await loadListings(db);
+      listings.clear();
+      for (const [url, list] of fresh) listings.set(url, list);
+      return rows.length;
+    },
+    flush,
+    async close() {
+      await flush();
+      db.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+async function select(db: DuckDBConnection, sql: string, values: DuckDBValue[]) {
+  const reader = await db.runAndReadAll(sql, values);
+  return reader.getRowObjectsJS() as Array<Record<string, unknown>>;
+}
+
+async function insertReceipts(db: DuckDBConnection, rows: ReceiptRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const values: DuckDBValue[] = [];
+  for (const r of rows) {
+    values.push(
+      r.id,
+      r.type,
+      r.issuedAt,
+      r.url,
+      r.urlNorm,
+      r.method,
+      r.verdict,
+      r.reason,
+      r.checkType,
+      r.mode,
+    );
+    values.push(r.tier, JSON.stringify(r.body));
+  }
+  const tuple = `(${Array(12).fill('?').join(',')})`;
+  await db.run(`INSERT OR IGNORE INTO receipts VALUES ${rows.map(() => tuple).join(',')}`, values);
+}
+
+async function insertObservations(db: DuckDBConnection, rows: Array<[string, HttpMethod, Observation]>) {
+  if (rows.length === 0) return;
+  const values: DuckDBValue[] = [];
+  for (const [urlNorm, method, o] of rows) {
+    values.push(
+      urlNorm,
+      method,
+      o.observed_at,
+      o.http_status,
+      o.price_usd,
+      o.amount_atomic,
+      o.network,
+      o.asset,
+    );
+    values.push(o.pay_to);
+  }
+  const tuple = `(${Array(9).fill('?').join(',')})`;
+  await db.run(`INSERT OR IGNORE INTO observations VALUES ${rows.map(() => tuple).join(',')}`, values);
+}
+
+async function insertListings(db: DuckDBConnection, rows: Array<Listing & { urlNorm: string }>) {
+  if (rows.length === 0) return;
+  const values: DuckDBValue[] = [];
+  for (const l of rows)
+    values.push(l.urlNorm, l.method, l.url, l.priceUsd, l.network, l.asset, l.payTo, l.source);
+  const tuple = `(${Array(8).fill('?').join(',')})`;
+  await db.run(`INSERT OR REPLACE INTO listings VALUES ${rows.map(() => tuple).join(',')}`, values);
+}
+
+async function loadListings(db: DuckDBConnection): Promise<Map<string, Listing[]>> {
+  const rows = await select(db, 'SELECT * FROM listings', []);
+  const byUrl = new Map<string, Listing[]>();
+  for (const row of rows) {
+    const listing: Listing = {
+      url: String(row.url),
+      method: row.method === 'POST' ? 'POST' : 'GET',
+      priceUsd: row.price_usd === null ? null : Number(row.price_usd),
+      network: nullableString(row.network),
+      asset: nullableString(row.asset),
+      payTo: nullableString(row.pay_to),
+      source: String(row.source),
+    };
+    const list = byUrl.get(String(row.url_norm)) ?? [];
+    list.push(listing);
+    byUrl.set(String(row.url_norm), list);
+  }
+  return byUrl;
+}
+
+function toObservation(row: Record<string, unknown>): Observation {
+  return {
+    observed_at: String(row.observed_at),
+    http_status: row.http_status === null ? null : Number(row.http_status),
+    price_usd: row.price_usd === null ? null : Number(row.price_usd),
+    amount_atomic: nullableString(row.amount_atomic),
+    network: nullableString(row.network),
+    asset: nullableString(row.asset),
+    pay_to: nullableString(row.pay_to),
+  };
+}
+
+function toSummary(row: Record<string, unknown>): ReceiptSummary {
+  return {
+    id: String(row.id),
+    type: row.type === 'payment-status' ? 'payment-status' : 'check',
+    issuedAt: String(row.issued_at),
+    url: nullableString(row.url),
+    method: row.method === 'POST' ? 'POST' : row.method === 'GET' ? 'GET' : null,
+    verdict: nullableString(row.verdict),
+    reason: nullableString(row.reason),
+    checkType: nullableString(row.check_type),
+    mode: row.mode === 'dry-run' ? 'dry-run' : row.mode === 'live' ? 'live' : null,
+    tier: String(row.tier),
+  };
+}
+
+function nullableString(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}

@@ -1,0 +1,60 @@
+/**
+ * The server's inbox: how other processes hand data to the only process that may write the database (DuckDB is
+ * single-writer, stack-notes Gotcha 5). A producer writes `<inbox>/<name>.tmp`, renames it to `<name>.json`
+ * (atomic), and the server ingests it and moves it to `done/` (or `failed/` with a `.error` note).
+ */
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export type InboxHandler = (name: string, content: string) => Promise<string>;
+
+/** Publishes a file into the inbox atomically; returns its final path. */
+export async function publishToInbox(inbox: string, name: string, content: string): Promise<string> {
+  await mkdir(inbox, { recursive: true });
+  const tmp = join(inbox, `${name}.tmp`);
+  const final = join(inbox, `${name}.json`);
+  await writeFile(tmp, content);
+  await rename(tmp, final);
+  return final;
+}
+
+/** Ingests what is waiting, then polls every `intervalMs` until stopped. */
+export function watchInbox(
+  inbox: string,
+  handle: InboxHandler,
+  intervalMs = 1000,
+): { stop(): void; drain(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const drain = () => {
+    running = running
+      .then(() => ingest(inbox, handle))
+      .catch((error: unknown) => {
+        console.error('[spotcheck] [inbox] ingest failed', error);
+      });
+    return running;
+  };
+  const timer = setInterval(drain, intervalMs);
+  timer.unref();
+  void drain();
+  return {
+    stop: () => clearInterval(timer),
+    drain,
+  };
+}
+
+async function ingest(inbox: string, handle: InboxHandler): Promise<void> {
+  await mkdir(join(inbox, 'done'), { recursive: true });
+  await mkdir(join(inbox, 'failed'), { recursive: true });
+  const names = (await readdir(inbox)).filter((name) => name.endsWith('.json')).sort();
+  for (const name of names) {
+    const path = join(inbox, name);
+    try {
+      const note = await handle(name, await readFile(path, 'utf8'));
+      await rename(path, join(inbox, 'done', name));
+      await writeFile(join(inbox, 'done', `${name}.result`), `${note}\n`);
+    } catch (error) {
+      await rename(path, join(inbox, 'failed', name));
+      await writeFile(join(inbox, 'failed', `${name}.error`), `${(error as Error).message}\n`);
+    }
+  }
+}

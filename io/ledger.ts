@@ -1,0 +1,128 @@
+/**
+ * The receipt ledger: signs a receipt, makes it durable, then publishes it as a file and in the index.
+ *
+ * Durability (design.md promise 2) comes from the journal: `issue()` resolves only once the batch holding the
+ * receipt has been fsynced. The receipt file, the DuckDB row, the observation and the quota use it carries are
+ * views written after that, and `recover()` rebuilds all of them from the journal at start-up, so a SIGKILL at any
+ * moment loses nothing that was acknowledged (promise 3).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { HttpMethod, Observation } from '../core/model.ts';
+import type { Quota } from '../core/quota.ts';
+import { type Signer, signReceipt } from '../core/receipt.ts';
+import type { Journal } from './journal.ts';
+import { readReceiptFile, writeReceiptFile } from './receipt-files.ts';
+import type { ReceiptRow, Store } from './store.ts';
+
+export type IssueMeta = {
+  row: Omit<ReceiptRow, 'body'>;
+  observation: { urlNorm: string; method: HttpMethod; value: Observation } | null;
+  /** The quota units this answer used: committed with it, restored from it after a restart. */
+  quota: { day: string; keys: Array<[bucket: string, id: string]> } | null;
+};
+
+type JournalRecord = { v: 1; kind: 'receipt'; receipt: Record<string, unknown> } & IssueMeta;
+
+export type Ledger = {
+  /** Signs, durably records and publishes a receipt; resolves with the signed receipt. */
+  issue<T extends Record<string, unknown>>(
+    unsigned: T,
+    meta: IssueMeta,
+  ): Promise<T & { kid: string; signature: string }>;
+  /** A receipt by id: recent ones from memory, then the file, then the index. */
+  get(id: string): Promise<Record<string, unknown> | null>;
+  /** Replays the journal into files, index, observations and today's quota. */
+  recover(): Promise<{ records: number; reindexed: number }>;
+  /** Waits for published views (files) to be written. */
+  settle(): Promise<void>;
+};
+
+const RECENT = 10_000;
+
+/** Creates the ledger over its parts. */
+export function createLedger(parts: {
+  signer: () => Signer;
+  journal: Journal;
+  store: Store;
+  quota: Quota;
+  receiptsDir: string;
+  checkpointFile: string;
+}): Ledger {
+  const { journal, store, quota, receiptsDir } = parts;
+  const recent = new Map<string, Record<string, unknown>>();
+  const writes = new Set<Promise<void>>();
+
+  const remember = (receipt: Record<string, unknown>) => {
+    if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
+    recent.set(String(receipt.id), receipt);
+  };
+  const publish = (record: JournalRecord) => {
+    store.indexReceipts([{ ...record.row, body: record.receipt }]);
+    if (record.observation) {
+      store.addObservation(record.observation.urlNorm, record.observation.method, record.observation.value);
+    }
+    const write = writeReceiptFile(receiptsDir, record.receipt as { id: string })
+      .catch((error: unknown) => console.error('[spotcheck] [ledger] receipt file not written', error))
+      .finally(() => writes.delete(write));
+    writes.add(write);
+  };
+
+  return {
+    async issue(unsigned, meta) {
+      const receipt = signReceipt(unsigned, parts.signer());
+      const record: JournalRecord = { v: 1, kind: 'receipt', receipt, ...meta };
+      await journal.append(record);
+      remember(receipt);
+      publish(record);
+      return receipt;
+    },
+    async get(id) {
+      const hit = recent.get(id);
+      if (hit) return hit;
+      const file = (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
+      return file ?? (await store.receipt(id));
+    },
+    async recover() {
+      const since = await readCheckpoint(parts.checkpointFile);
+      let records = 0;
+      let reindexed = 0;
+      let last: string | null = null;
+      let passed = since === null;
+      await journal.replay((value, position) => {
+        const record = value as JournalRecord;
+        if (record?.kind !== 'receipt') return;
+        records++;
+        if (record.quota)
+          for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
+        if (passed) {
+          publish(record);
+          reindexed++;
+        }
+        if (position.cursor === since) passed = true;
+        last = position.cursor;
+      });
+      await store.flush();
+      await Promise.all(writes);
+      if (last !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: last }));
+      return { records, reindexed };
+    },
+    async settle() {
+      await Promise.all(writes);
+    },
+  };
+}
+
+async function readCheckpoint(file: string): Promise<string | null> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as { cursor?: unknown };
+    return typeof parsed.cursor === 'string' ? parsed.cursor : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where the ledger keeps its checkpoint under DATA_DIR. */
+export function checkpointPath(dataDir: string): string {
+  return join(dataDir, 'index-checkpoint.json');
+}

@@ -1,0 +1,60 @@
+/**
+ * The store port: what the service keeps and queries besides the journal. Two implementations pass one
+ * contract suite (`test/integration/io/store-contract.ts`): DuckDB (`io/duckdb-store.ts`) for the service, memory
+ * (`io/memory-store.ts`) for fast tests.
+ *
+ * The journal is the durable record; the store is an index rebuilt from it after a crash, so writes here are
+ * queued and flushed in batches off the request path. Reads see queued writes (`flush()` first).
+ */
+import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+
+/** The indexed columns of a receipt; `body` is the whole signed receipt. */
+export type ReceiptRow = {
+  id: string;
+  type: 'check' | 'payment-status';
+  issuedAt: string;
+  url: string | null;
+  urlNorm: string | null;
+  method: HttpMethod | null;
+  verdict: string | null;
+  reason: string | null;
+  checkType: string | null;
+  mode: 'live' | 'dry-run' | null;
+  tier: string;
+  body: Record<string, unknown>;
+};
+
+export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'urlNorm'>;
+
+export type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
+
+export type Store = {
+  /** Queues receipts for the index; idempotent by id. */
+  indexReceipts(rows: ReceiptRow[]): void;
+  /** Queues an observation of an endpoint (normalized URL and method). */
+  addObservation(urlNorm: string, method: HttpMethod, observation: Observation): void;
+  /** The last 30 observations of an endpoint, newest first. */
+  observations(urlNorm: string, method: HttpMethod): Promise<Observation[]>;
+  receipt(id: string): Promise<Record<string, unknown> | null>;
+  latestReceiptByUrl(urlNorm: string): Promise<Record<string, unknown> | null>;
+  /** Receipts newest first; `mode` filters (`dry-run`). */
+  listReceipts(query: {
+    mode?: 'live' | 'dry-run';
+    page: number;
+    pageSize: number;
+  }): Promise<Page<ReceiptSummary>>;
+  listing(urlNorm: string, method: HttpMethod): Promise<Listing | null>;
+  /** Replaces the listings of each source present in `rows`; returns how many were stored. */
+  importListings(rows: Array<Listing & { urlNorm: string }>): Promise<number>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+};
+
+export const OBSERVATIONS_KEPT = 30;
+
+/** Listing sources are ranked by name when several list one endpoint, so the choice is stable. */
+export function pickListing(candidates: Listing[], method: HttpMethod): Listing | null {
+  const same = candidates.filter((listing) => listing.method === method);
+  const pool = same.length > 0 ? same : candidates;
+  return [...pool].sort((a, b) => a.source.localeCompare(b.source))[0] ?? null;
+}

@@ -1,0 +1,195 @@
+/**
+ * The endpoint check end to end: the real service on a port, probing the sandbox fleet (sellers built with the
+ * official SDK and by hand) through the real SSRF-gated prober. Every reason code of spec §3.1 is reached, and
+ * no refused challenge is ever answered `pay`.
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import canonicalize from 'canonicalize';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataPaths } from '../../api/config.ts';
+import { REASONS } from '../../core/reasons.ts';
+import { publishToInbox } from '../../io/inbox.ts';
+import { buildExpectations } from '../../sandbox/sellers/expectations.ts';
+import {
+  FLEET_WALLET,
+  SELLER_NAMES,
+  type SellerFleet,
+  type SellerName,
+  startSellers,
+} from '../../sandbox/sellers/index.ts';
+import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
+
+let fleet: SellerFleet;
+let spot: TestService;
+const reached = new Set<string>();
+
+beforeAll(async () => {
+  fleet = await startSellers();
+  spot = await startTestService();
+});
+afterAll(async () => {
+  await spot?.stop();
+  await fleet?.close();
+});
+
+async function check(params: Record<string, string>): Promise<Record<string, unknown>> {
+  const query = new URLSearchParams(params);
+  const res = await fetch(`${spot.url}/v1/products/endpoint-spot-check?${query}`, {
+    headers: { 'x-service-key': EXEMPT_SECRET },
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as Record<string, unknown>;
+  reached.add(String(body.reason));
+  return body;
+}
+
+describe('every seller of the fleet gets the verdict design.md prescribes', () => {
+  // The hang and slow-drip sellers each take the whole 5 s budget: probe them all at once.
+  const answers = new Map<SellerName, Promise<Record<string, unknown>>>();
+  const answer = (name: SellerName) => {
+    if (!answers.has(name)) answers.set(name, check({ url: fleet.urls[name] }));
+    return answers.get(name)!;
+  };
+  beforeAll(async () => {
+    await Promise.all(SELLER_NAMES.map(answer));
+  }, 30_000);
+
+  it.each(SELLER_NAMES.map((name) => [name]))('%s', async (name) => {
+    const expected = fleet.expectations[name];
+    const body = await answer(name);
+    expect({ verdict: body.verdict, reason: body.reason }, expected.notes).toEqual({
+      verdict: expected.verdict,
+      reason: expected.reason,
+    });
+    expect(body.reason_code).toBe(expected.reason);
+    if (expected.method === 'POST') expect((body.probe as { method_used?: string }).method_used).toBe('POST');
+    if (body.verdict === 'pay') {
+      const payment = body.payment as {
+        network: string;
+        asset: string;
+        amount: { atomic: string };
+        pay_to: string;
+      };
+      expect(body.payment_terms_sha256).toMatch(/^[0-9a-f]{64}$/);
+      if (expected.payment) {
+        expect(payment.network).toBe(expected.payment.network);
+        expect(payment.asset.toLowerCase()).toBe(expected.payment.asset.toLowerCase());
+        expect(payment.amount.atomic).toBe(expected.payment.amountAtomic);
+        expect(payment.pay_to.toLowerCase()).toBe(expected.payment.payTo.toLowerCase());
+      }
+    } else {
+      expect(body.payment).toBeNull();
+      expect(body.payment_terms_sha256).toBeNull();
+    }
+  });
+
+  // The table is known before the fleet starts: only sellers with a variant get a case.
+  const withVariant = SELLER_NAMES.filter(
+    (name) => buildExpectations(FLEET_WALLET)[name].variant !== undefined,
+  );
+  it.each(withVariant.map((name) => [name]))('%s with non-default expectations', async (name) => {
+    const variant = fleet.expectations[name].variant!;
+    const params: Record<string, string> = { url: fleet.urls[name] };
+    for (const [key, value] of Object.entries(variant.request)) {
+      params[key] = key === 'check_expiry' ? (value ? '1' : '0') : String(value);
+    }
+    const body = await check(params);
+    expect({ verdict: body.verdict, reason: body.reason }).toEqual({
+      verdict: variant.verdict,
+      reason: variant.reason,
+    });
+  });
+});
+
+describe('listings feed the expectations', () => {
+  it('a listing price above the live quote gives price_below_listing, a listed wallet mismatch pay_to_mismatch', async () => {
+    const listings = [
+      {
+        url: fleet.urls['sdk-ok'],
+        price_usd: 0.05,
+        network: 'eip155:8453',
+        pay_to: FLEET_WALLET,
+        source: 'e2e',
+      },
+      {
+        url: fleet.urls['v1-only'],
+        price_usd: 0.01,
+        network: 'eip155:8453',
+        pay_to: '0x000000000000000000000000000000000000dEaD',
+        source: 'e2e',
+      },
+    ];
+    await publishToInbox(dataPaths(spot.dataDir).inbox, 'e2e-listings', JSON.stringify(listings));
+    await spot.service.drainInbox();
+    const below = await check({ url: fleet.urls['sdk-ok'] });
+    expect(below).toMatchObject({
+      verdict: 'pay',
+      reason: 'price_below_listing',
+      expected_source: 'listing',
+    });
+    expect(below.expected_pay_to).toBe(FLEET_WALLET);
+    const mismatch = await check({ url: fleet.urls['v1-only'] });
+    expect(mismatch).toMatchObject({
+      verdict: 'skip',
+      reason: 'pay_to_mismatch',
+      expected_source: 'listing',
+    });
+  });
+});
+
+describe('the forgery gate', () => {
+  it('refuses loopback when the allow list does not name it, without a verdict other than skip', async () => {
+    const gated = await startTestService({ PROBE_ALLOW_CIDRS: '' });
+    try {
+      const res = await fetch(
+        `${gated.url}/v1/products/endpoint-spot-check?${new URLSearchParams({ url: fleet.urls['sdk-ok'] })}`,
+        { headers: { 'x-service-key': EXEMPT_SECRET } },
+      );
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ verdict: 'skip', reason: 'ssrf_blocked' });
+      reached.add('ssrf_blocked');
+    } finally {
+      await gated.stop();
+    }
+  });
+});
+
+describe('receipts', () => {
+  it('every answer names a receipt that verifies with an independent Ed25519 implementation', async () => {
+    const body = await check({ url: fleet.urls['sdk-ok'], claimed_price: '0.01' });
+    expect(String(body.receipt_url)).toBe(`${spot.config.baseUrl}/v1/receipts/${body.receipt_id}`);
+    const receipt = (await (await fetch(`${spot.url}/v1/receipts/${body.receipt_id}`)).json()) as Record<
+      string,
+      unknown
+    >;
+    const jwks = (await (await fetch(`${spot.url}/.well-known/jwks.json`)).json()) as {
+      keys: Array<{ kid: string; x: string }>;
+    };
+    const key = jwks.keys.find((item) => item.kid === receipt.kid);
+    expect(key).toBeDefined();
+    const { signature, ...signed } = receipt;
+    const bytes = new TextEncoder().encode(canonicalize(signed));
+    const ok = ed25519.verify(
+      Buffer.from(String(signature), 'base64url'),
+      bytes,
+      Buffer.from(String(key?.x), 'base64url'),
+    );
+    expect(ok).toBe(true);
+    const tampered = new TextEncoder().encode(canonicalize({ ...signed, verdict: 'skip' }));
+    expect(
+      ed25519.verify(
+        Buffer.from(String(signature), 'base64url'),
+        tampered,
+        Buffer.from(String(key?.x), 'base64url'),
+      ),
+    ).toBe(false);
+    expect(receipt).toMatchObject({ id: body.receipt_id, verdict: 'pay', check_type: 'dry-run' });
+    expect(receipt).not.toHaveProperty('history_observations');
+  });
+});
+
+describe('coverage of the reason codes', () => {
+  it('reached every reason code of spec §3.1 end to end', () => {
+    expect([...REASONS].filter((reason) => !reached.has(reason))).toEqual([]);
+  });
+});

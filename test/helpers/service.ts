@@ -1,0 +1,75 @@
+/**
+ * Starts the real service for a test: a fresh DATA_DIR, the SSRF gate on with loopback allowed only through the
+ * explicit test configuration (`PROBE_ALLOW_CIDRS`), on a real port or through `app.fetch`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Config, readConfig } from '../../api/config.ts';
+import { createService, listen, type Service, type ServiceOverrides } from '../../api/service.ts';
+
+export const EXEMPT_SECRET = 'test-exempt-secret-0123456789';
+export const SELF_SECRET = 'test-self-secret-0123456789ab';
+
+export type TestService = {
+  service: Service;
+  config: Config;
+  url: string;
+  dataDir: string;
+  /** Stops the server and the service; keeps DATA_DIR when `keepData` (restart tests). */
+  stop(options?: { keepData?: boolean }): Promise<void>;
+};
+
+/** Starts the service with test defaults; `env` overrides variables, `overrides` the injected seams. */
+export async function startTestService(
+  env: Record<string, string> = {},
+  overrides: ServiceOverrides = {},
+  options: { dataDir?: string; listen?: boolean } = {},
+): Promise<TestService> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'spotcheck-test-'));
+  const config = readConfig({
+    DATA_DIR: dataDir,
+    PROBE_ALLOW_CIDRS: '127.0.0.0/8',
+    TRUST_PROXY: '1',
+    EXEMPT_KEYS: `partner:${EXEMPT_SECRET},self:${SELF_SECRET}`,
+    ...env,
+  });
+  const service = await createService(config, { fsync: false, ...overrides });
+  let server: Server | null = null;
+  let url = config.baseUrl;
+  if (options.listen !== false) {
+    const listening = await listen(service, '127.0.0.1', 0);
+    server = listening.server;
+    url = listening.url;
+  }
+  return {
+    service,
+    config,
+    url,
+    dataDir,
+    async stop(stopOptions = {}) {
+      if (server) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server?.close(() => resolve()));
+      }
+      await service.close();
+      if (!stopOptions.keepData) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A request through `app.fetch`, from a given client address (TRUST_PROXY is on in tests). */
+export function appFetch(
+  service: Service,
+  path: string,
+  init: RequestInit & { ip?: string } = {},
+): Promise<Response> {
+  const { ip = '203.0.113.7', headers, ...rest } = init;
+  const merged = new Headers(headers);
+  merged.set('x-forwarded-for', ip);
+  return Promise.resolve(
+    service.app.fetch(new Request(`http://spotcheck.test${path}`, { ...rest, headers: merged })),
+  );
+}
