@@ -1,0 +1,348 @@
+/**
+ * Input of the payment-status check (spec §4 `payment-status`, §7 400 codes): the JSON body of a POST or the
+ * query of a GET, validated and reduced to one {@link PaymentStatusQuery}.
+ *
+ * Decisions (spec silent): an unknown member is ignored; `null` and `''` count as absent (an empty query
+ * parameter is what forms send for "not given"); a payload may be standard base64, base64url, wrapped with
+ * whitespace, or the bare JSON text; `nonce` without `from` is accepted only next to a payload that supplies
+ * `from`, and must then match it.
+ */
+import * as v from 'valibot';
+import { BASE, BASE_USDC, normalizeNetwork, sameAddress } from './networks.ts';
+import { parseTargetUrl } from './url.ts';
+
+export type Hex = `0x${string}`;
+
+/** Payment terms as the caller states them (`terms`) or as a payload's `accepted` block carries them. */
+export type PaymentTerms = {
+  amount: string | null;
+  payTo: string | null;
+  asset: string | null;
+  network: string | null;
+};
+
+/** A validated payment-status request; every address and hash is exactly as sent (case kept). */
+export type PaymentStatusQuery = {
+  from: Hex | null;
+  nonce: Hex | null;
+  validAfter: bigint | null;
+  validBefore: bigint | null;
+  value: bigint | null;
+  to: Hex | null;
+  txHash: Hex | null;
+  sellerUrl: string | null;
+  /** The caller's `terms` member. */
+  terms: PaymentTerms | null;
+  /** The v2 payload's `accepted` requirements (v1: network only), the default expectation of `terms_match`. */
+  accepted: PaymentTerms | null;
+  /** What the authorization is identified by: the payload first, then `from`+`nonce`, then `tx_hash`. */
+  source: 'payment_payload' | 'from_nonce' | 'tx_hash';
+  payloadVersion: 1 | 2 | null;
+  client: string | null;
+  ref: string | null;
+};
+
+/** Stable 400 codes of spec §7; never rename one. */
+export const PAYMENT_INPUT_CODES = [
+  'missing_reference',
+  'bad_payload',
+  'bad_from',
+  'bad_nonce',
+  'bad_tx_hash',
+  'inconsistent',
+  'unsupported_network',
+  'unsupported_asset',
+  'bad_seller_url',
+  'bad_body',
+] as const;
+export type PaymentInputCode = (typeof PAYMENT_INPUT_CODES)[number];
+
+export type PaymentInputResult =
+  | { ok: true; value: PaymentStatusQuery }
+  | { ok: false; code: PaymentInputCode; message: string };
+
+/** Longest `payment_payload` accepted, in characters (a PAYMENT-SIGNATURE header is a few KB). */
+export const MAX_PAYLOAD_LENGTH = 16_384;
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+const UINT = /^\d{1,78}$/;
+
+const Text = (max: number) => v.optional(v.nullable(v.pipe(v.string(), v.maxLength(max))));
+const Atomic = v.union([
+  v.pipe(v.string(), v.regex(UINT)),
+  v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+]);
+const TermsSchema = v.object({
+  amount: v.optional(v.nullable(Atomic)),
+  payTo: Text(200),
+  asset: Text(200),
+  network: Text(200),
+});
+const BodySchema = v.object({
+  payment_payload: Text(MAX_PAYLOAD_LENGTH),
+  tx_hash: Text(200),
+  from: Text(200),
+  nonce: Text(200),
+  valid_before: v.optional(v.nullable(Atomic)),
+  seller_url: Text(4096),
+  terms: v.optional(v.nullable(TermsSchema)),
+  network: Text(200),
+  asset: Text(200),
+  client: Text(256),
+  ref: Text(256),
+});
+
+const AddressSchema = v.custom<Hex>(
+  (value) => typeof value === 'string' && isAddress(value),
+  'an 0x address',
+);
+const Bytes32Schema = v.custom<Hex>(
+  (value) => typeof value === 'string' && isBytes32(value),
+  '0x and 32 bytes',
+);
+const Authorization = v.object({
+  from: AddressSchema,
+  to: AddressSchema,
+  value: v.pipe(v.string(), v.regex(UINT)),
+  validAfter: v.pipe(v.string(), v.regex(UINT)),
+  validBefore: v.pipe(v.string(), v.regex(UINT)),
+  nonce: Bytes32Schema,
+});
+// EOA signatures are 65 bytes; ERC-1271 / ERC-6492 wallets send longer ones (x402-notes §8.1, v2.2 overload).
+const ExactEvm = v.object({
+  authorization: Authorization,
+  signature: v.pipe(v.string(), v.regex(/^0x(?:[0-9a-fA-F]{2})+$/)),
+});
+const PayloadV2 = v.object({
+  x402Version: v.literal(2),
+  payload: ExactEvm,
+  accepted: v.object({
+    scheme: v.string(),
+    network: v.string(),
+    asset: v.string(),
+    amount: v.optional(v.string()),
+    payTo: v.optional(v.string()),
+  }),
+});
+const PayloadV1 = v.object({
+  x402Version: v.literal(1),
+  scheme: v.string(),
+  network: v.string(),
+  payload: ExactEvm,
+});
+const Payload = v.variant('x402Version', [PayloadV2, PayloadV1]);
+
+/**
+ * True when the request names nothing Spotcheck knows: no body or query, or only unknown or empty members. The
+ * route answers such a request 402 with the payment requirement (spec §4: "A bare request … answers 402").
+ *
+ * @example isBareRequest({}) // true; isBareRequest({ tx_hash: '' }) // true; isBareRequest({ client: 'a' }) // false
+ */
+export function isBareRequest(raw: unknown): boolean {
+  if (raw === undefined || raw === null) return true;
+  if (typeof raw !== 'object' || Array.isArray(raw)) return false;
+  const known = new Set(Object.keys(BodySchema.entries));
+  return Object.entries(raw).every(([name, value]) => !known.has(name) || isAbsent(value));
+}
+
+/**
+ * Validates a payment-status request (POST body or GET query) into a query, or a spec §7 400 code.
+ *
+ * @example parsePaymentStatusInput({ tx_hash: '0x' + 'ab'.repeat(32) }) // { ok: true, value: { source: 'tx_hash', … } }
+ */
+export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return fail('bad_body', 'the body must be a JSON object');
+  const cleaned = Object.fromEntries(Object.entries(raw).filter(([, value]) => !isAbsent(value)));
+  const parsed = v.safeParse(BodySchema, cleaned);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const where = issue ? v.getDotPath(issue) : null;
+    return fail('bad_body', `${where ?? 'body'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const body = parsed.output;
+
+  // Explicit network and asset first: they say what the caller believes, whatever else is wrong (spec §5.3).
+  if (body.network != null && normalizeNetwork(body.network) !== BASE) {
+    return fail('unsupported_network', 'only Base (eip155:8453) authorizations can be checked');
+  }
+  if (body.asset != null && !sameAddress(body.asset, BASE_USDC)) {
+    return fail('unsupported_asset', 'only the canonical USDC of Base can be checked');
+  }
+
+  let payload: DecodedPayload | null = null;
+  if (body.payment_payload != null) {
+    const decoded = decodePayload(body.payment_payload);
+    if (!decoded.ok) return decoded;
+    payload = decoded.value;
+    if (body.network != null && normalizeNetwork(body.network) !== payload.network) {
+      return fail('inconsistent', 'network differs from the payment payload');
+    }
+  }
+
+  const from = body.from ?? null;
+  if (from !== null && !isAddress(from)) return fail('bad_from', 'from must be 0x followed by 40 hex digits');
+  const nonce = body.nonce ?? null;
+  if (nonce !== null && !isBytes32(nonce))
+    return fail('bad_nonce', 'nonce must be 0x followed by 64 hex digits');
+  const txHash = body.tx_hash ?? null;
+  if (txHash !== null && !isBytes32(txHash))
+    return fail('bad_tx_hash', 'tx_hash must be 0x followed by 64 hex digits');
+  if (nonce !== null && from === null && payload === null)
+    return fail('inconsistent', 'nonce was sent without from');
+  const validBefore = body.valid_before == null ? null : BigInt(body.valid_before);
+
+  if (payload !== null) {
+    const auth = payload.authorization;
+    if (from !== null && !sameAddress(from, auth.from))
+      return fail('inconsistent', 'from differs from the payment payload');
+    if (nonce !== null && nonce.toLowerCase() !== auth.nonce.toLowerCase()) {
+      return fail('inconsistent', 'nonce differs from the payment payload');
+    }
+    if (validBefore !== null && validBefore !== auth.validBefore) {
+      return fail('inconsistent', 'valid_before differs from the payment payload');
+    }
+  } else if (txHash === null && (from === null || nonce === null)) {
+    return fail('missing_reference', 'send payment_payload, tx_hash, or from with nonce');
+  }
+
+  let sellerUrl: string | null = null;
+  if (body.seller_url != null) {
+    const url = parseTargetUrl(body.seller_url);
+    if (!url.ok) return fail('bad_seller_url', `seller_url: ${url.message}`);
+    sellerUrl = body.seller_url;
+  }
+
+  const hasPair = from !== null && nonce !== null;
+  return {
+    ok: true,
+    value: {
+      from: payload?.authorization.from ?? (hasPair ? from : null),
+      nonce: payload?.authorization.nonce ?? (hasPair ? nonce : null),
+      validAfter: payload?.authorization.validAfter ?? null,
+      validBefore: payload?.authorization.validBefore ?? validBefore,
+      value: payload?.authorization.value ?? null,
+      to: payload?.authorization.to ?? null,
+      txHash,
+      sellerUrl,
+      terms: body.terms ? termsOf(body.terms) : null,
+      accepted: payload?.accepted ?? null,
+      source: payload ? 'payment_payload' : hasPair ? 'from_nonce' : 'tx_hash',
+      payloadVersion: payload?.version ?? null,
+      client: body.client ?? null,
+      ref: body.ref ?? null,
+    },
+  };
+}
+
+/** A decoded exact EIP-3009 payment payload on Base USDC. */
+export type DecodedPayload = {
+  version: 1 | 2;
+  network: string;
+  accepted: PaymentTerms;
+  authorization: { from: Hex; to: Hex; nonce: Hex; value: bigint; validAfter: bigint; validBefore: bigint };
+};
+
+/**
+ * Decodes a v2 `PAYMENT-SIGNATURE` or v1 `X-PAYMENT` value (x402-notes §2.4) holding an exact EVM (EIP-3009)
+ * authorization on Base USDC.
+ */
+export function decodePayload(
+  text: string,
+): { ok: true; value: DecodedPayload } | { ok: false; code: PaymentInputCode; message: string } {
+  const json = decodeJsonText(text);
+  if (json === undefined) return fail('bad_payload', 'payment_payload is not base64 of a JSON object');
+  const parsed = v.safeParse(Payload, json);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const where = issue ? v.getDotPath(issue) : null;
+    return fail(
+      'bad_payload',
+      `payment_payload is not an exact EIP-3009 payment${where ? ` (${where})` : ''}`,
+    );
+  }
+  const payment = parsed.output;
+  const requirement = payment.x402Version === 2 ? payment.accepted : null;
+  const scheme = requirement?.scheme ?? (payment.x402Version === 1 ? payment.scheme : '');
+  if (scheme !== 'exact') return fail('bad_payload', 'only the exact scheme can be checked');
+  const rawNetwork = requirement?.network ?? (payment.x402Version === 1 ? payment.network : '');
+  const network = normalizeNetwork(rawNetwork);
+  if (network !== BASE)
+    return fail('unsupported_network', `the payload is on ${rawNetwork}; only Base is supported`);
+  const asset = requirement?.asset ?? null;
+  if (asset !== null && !sameAddress(asset, BASE_USDC)) {
+    return fail('unsupported_asset', 'the payload is not for the canonical USDC of Base');
+  }
+  const auth = payment.payload.authorization;
+  return {
+    ok: true,
+    value: {
+      version: payment.x402Version,
+      network,
+      accepted: { amount: requirement?.amount ?? null, payTo: requirement?.payTo ?? null, asset, network },
+      authorization: {
+        from: auth.from,
+        to: auth.to,
+        nonce: auth.nonce,
+        value: BigInt(auth.value),
+        validAfter: BigInt(auth.validAfter),
+        validBefore: BigInt(auth.validBefore),
+      },
+    },
+  };
+}
+
+/** Lenient base64 (standard or url alphabet, any whitespace, padding optional) of UTF-8 JSON; x402-notes §9.3. */
+function decodeJsonText(text: string): unknown {
+  const trimmed = text.trim();
+  // Some clients paste the decoded JSON itself; it cannot be mistaken for base64, which has no '{'.
+  const candidate = trimmed.startsWith('{') ? trimmed : fromBase64(trimmed);
+  if (candidate === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(candidate);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fromBase64(text: string): string | undefined {
+  const compact = text.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
+  if (!/^[A-Za-z0-9+/]+$/.test(compact) || compact.length % 4 === 1) return undefined;
+  try {
+    const binary = atob(compact + '='.repeat((4 - (compact.length % 4)) % 4));
+    const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+function termsOf(terms: v.InferOutput<typeof TermsSchema>): PaymentTerms {
+  return {
+    amount: terms.amount == null ? null : String(terms.amount),
+    payTo: terms.payTo ?? null,
+    asset: terms.asset ?? null,
+    network: terms.network == null ? null : normalizeNetwork(terms.network),
+  };
+}
+
+function isAddress(value: string): value is Hex {
+  return ADDRESS.test(value);
+}
+
+function isBytes32(value: string): value is Hex {
+  return BYTES32.test(value);
+}
+
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+function fail(
+  code: PaymentInputCode,
+  message: string,
+): { ok: false; code: PaymentInputCode; message: string } {
+  return { ok: false, code, message };
+}
