@@ -8,5 +8,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     env: { TZ: 'UTC' },
+    // .ci/run reads the JSON report to print its closing "N passed, N failed" line.
+    reporters: process.env.VITEST_JSON_REPORT ? ['default', 'json'] : ['default'],
+    ...(process.env.VITEST_JSON_REPORT ? { outputFile: { json: process.env.VITEST_JSON_REPORT } } : {}),
   },
 });

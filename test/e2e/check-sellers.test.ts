@@ -3,7 +3,7 @@
  * official SDK and by hand) through the real SSRF-gated prober. Every reason code of spec §3.1 is reached, and
  * no refused challenge is ever answered `pay`.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
+import * as ed from '@noble/ed25519';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataPaths } from '../../api/config.ts';
@@ -169,7 +169,7 @@ describe('receipts', () => {
     expect(key).toBeDefined();
     const { signature, ...signed } = receipt;
     const bytes = new TextEncoder().encode(canonicalize(signed));
-    const ok = ed25519.verify(
+    const ok = await ed.verifyAsync(
       Buffer.from(String(signature), 'base64url'),
       bytes,
       Buffer.from(String(key?.x), 'base64url'),
@@ -177,7 +177,7 @@ describe('receipts', () => {
     expect(ok).toBe(true);
     const tampered = new TextEncoder().encode(canonicalize({ ...signed, verdict: 'skip' }));
     expect(
-      ed25519.verify(
+      await ed.verifyAsync(
         Buffer.from(String(signature), 'base64url'),
         tampered,
         Buffer.from(String(key?.x), 'base64url'),
