@@ -1,0 +1,152 @@
+/**
+ * The payment-status check (spec §1.3, §2.7, §3.2): read the chain sources about one EIP-3009 authorization,
+ * decide its status with the pure rules of `core/payment-status.ts`, and durably issue a signed `ps-` receipt.
+ * Every tier runs this same code; the route only adds `access` (spec §1, pricing principle).
+ *
+ * `seller_url` is probed unpaid through the same SSRF-gated prober and 5-minute probe cache as the check, so a
+ * payment-status call never makes a seller see more requests than a check of the same URL would.
+ */
+import { decodeChallenge } from '../core/challenge.ts';
+import { BASE_USDC } from '../core/networks.ts';
+import type { PaymentStatusQuery } from '../core/payment-input.ts';
+import {
+  type ChainEvidence,
+  type ChainQuery,
+  decidePaymentStatus,
+  type ExpectedTerms,
+  expectedTermsFromChallenge,
+  noSourceAnswered,
+} from '../core/payment-status.ts';
+import { probeKey } from '../core/probe-cache.ts';
+import { newReceiptId } from '../core/receipt.ts';
+import { normalizeUrl } from '../core/url.ts';
+import { createChainReader } from '../io/chain-reader.ts';
+import type { CheckDeps } from './check.ts';
+
+/** What the route needs of the chain reader (`io/chain-reader.ts`); tests put a fake here. */
+export type ChainReaderLike = { read(query: ChainQuery): Promise<ChainEvidence> };
+
+export type PaymentStatusDeps = Pick<
+  CheckDeps,
+  'prober' | 'probeCache' | 'ledger' | 'now' | 'random' | 'baseUrl'
+> & {
+  chain: ChainReaderLike;
+};
+
+/** Who the answer is for: the receipt records the tier, and a free use is committed with the receipt. */
+export type PaymentStatusAccess = {
+  tier: 'free' | 'paid' | 'exempt';
+  quota: { day: string; keys: Array<[string, string]> } | null;
+};
+
+export type PaymentStatusOutcome =
+  /** The spec §2.7 answer without `access`; `receipt` is the signed copy. */
+  | { ok: true; body: Record<string, unknown> & { id: string }; rpcCalls: number }
+  /** No chain source answered: the route answers 503 and charges nothing (spec §7). */
+  | { ok: false; code: 'chain_unavailable'; errors: string[] };
+
+/** Per-source budget of the live service (ms): two sources are read in parallel, so this bounds the answer. */
+export const CHAIN_TIMEOUT_MS = 2500;
+
+/**
+ * The chain reader over the configured RPC URLs, or null when none is configured (the route then answers 503).
+ * Sources are named `rpc-1`, `rpc-2`… by host: URLs on one host share a name, because the rules count only
+ * sources with different names as independent (spec §3.2), and one provider behind two URLs is not two.
+ * Names, never URLs, go into public receipts: provider URLs often carry an API key.
+ *
+ * @example chainReaderFromUrls(['https://a.example/rpc', 'https://b.example/rpc'])?.read(query)
+ */
+export function chainReaderFromUrls(
+  urls: string[],
+  options: { timeoutMs?: number } = {},
+): ChainReaderLike | null {
+  if (urls.length === 0) return null;
+  const hosts: string[] = [];
+  const sources = urls.map((url) => {
+    const host = hostOf(url);
+    if (!hosts.includes(host)) hosts.push(host);
+    return { name: `rpc-${hosts.indexOf(host) + 1}`, url };
+  });
+  return createChainReader({ sources, usdc: BASE_USDC, timeoutMs: options.timeoutMs ?? CHAIN_TIMEOUT_MS });
+}
+
+/**
+ * Runs one payment-status check: chain and seller read in parallel, the decision, then the durable, signed
+ * receipt. Resolves `{ ok: false }` (and issues nothing) when no chain source answered.
+ */
+export async function runPaymentStatus(
+  deps: PaymentStatusDeps,
+  query: PaymentStatusQuery,
+  access: PaymentStatusAccess,
+): Promise<PaymentStatusOutcome> {
+  const [evidence, seller] = await Promise.all([deps.chain.read(query), sellerTerms(deps, query.sellerUrl)]);
+  if (noSourceAnswered(evidence)) {
+    return {
+      ok: false,
+      code: 'chain_unavailable',
+      errors: evidence.sources.map((source) => `${source.name}: ${source.error ?? 'no answer'}`),
+    };
+  }
+  // The caller's explicit `terms` win over the seller's live 402; the seller still supplies the claim contact.
+  const termsExpected: ExpectedTerms | null =
+    query.terms !== null ? { ...query.terms, source: 'terms', contact: seller?.contact ?? null } : seller;
+  const result = decidePaymentStatus({ query, evidence, termsExpected });
+
+  const id = newReceiptId('ps-', deps.random);
+  const receiptUrl = `${deps.baseUrl}/v1/receipts/${id}`;
+  const issuedAt = deps.now().toISOString();
+  const fields = {
+    id,
+    type: 'payment-status',
+    ...result,
+    claim: { ...result.claim, receipt: receiptUrl },
+    issued_at: issuedAt,
+    receipt_url: receiptUrl,
+  };
+  const receipt = await deps.ledger.issue(
+    { ...fields, client: query.client, ref: query.ref, access: { tier: access.tier } },
+    {
+      row: {
+        id,
+        type: 'payment-status',
+        issuedAt,
+        url: query.sellerUrl,
+        urlNorm: query.sellerUrl === null ? null : normalizeUrl(query.sellerUrl),
+        method: query.sellerUrl === null ? null : 'GET',
+        verdict: result.status,
+        reason: result.reason,
+        checkType: null,
+        mode: null,
+        tier: access.tier,
+      },
+      observation: null,
+      quota: access.quota,
+    },
+  );
+  const rpcCalls = evidence.sources.reduce((sum, source) => sum + source.rpcCalls, 0);
+  return { ok: true, body: { ...fields, receipt }, rpcCalls };
+}
+
+/** The terms of the seller's live 402, or null when there is no seller URL or no decodable challenge. */
+async function sellerTerms(deps: PaymentStatusDeps, url: string | null): Promise<ExpectedTerms | null> {
+  if (url === null) return null;
+  try {
+    const { outcome } = await deps.probeCache.get(probeKey(normalizeUrl(url), 'GET'), () =>
+      deps.prober.probe(url, 'GET'),
+    );
+    if (outcome.kind !== 'response') return null;
+    const challenge = decodeChallenge(outcome.response);
+    return challenge.ok ? expectedTermsFromChallenge(challenge.value) : null;
+  } catch {
+    // A seller that cannot be read only costs the comparison: terms_match falls back to the payload's terms.
+    return null;
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return url;
+  }
+}

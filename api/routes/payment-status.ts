@@ -1,0 +1,108 @@
+/**
+ * `GET` and `POST /v1/products/payment-status` (spec §4, §7, §8): did a Base USDC (EIP-3009) payment land, and is
+ * signing a new one safe? Order: exempt key; a payment header (the paid flow: the input is checked after the
+ * payment is verified, and a 400 or 503 then settles nothing); a bare request answers 402; bad input is a 400
+ * that is never metered; then 5 free checks per client per UTC day, then 402.
+ *
+ * `chain_unavailable` (503) is answered before a free use is taken when no RPC source is configured, and gives
+ * the free use back when no configured source answered: nothing charged, no free check used (spec §7).
+ */
+import type { H3, H3Event } from 'h3';
+import { LIMITS } from '../../core/limits.ts';
+import { isBareRequest, type PaymentStatusQuery, parsePaymentStatusInput } from '../../core/payment-input.ts';
+import { exemptKeyOf, hasPayment, takeFree } from '../access.ts';
+import { readJsonObject } from '../body.ts';
+import type { AppDeps } from '../deps.ts';
+import { apiError } from '../errors.ts';
+import { type PaymentStatusAccess, type PaymentStatusDeps, runPaymentStatus } from '../payment-status.ts';
+import { queryOf } from '../query.ts';
+
+const PATH = '/v1/products/payment-status';
+const PRICE_TEXT = 'USD 0.02';
+
+/** Registers the payment-status routes. */
+export function paymentStatusRoutes(app: H3, deps: AppDeps): void {
+  app.get(PATH, (event) => handle(event, deps, queryOf(event)));
+  app.post(PATH, async (event) => handle(event, deps, await readJsonObject(event)));
+}
+
+async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
+  const exempt = exemptKeyOf(event, deps.gate);
+  if (exempt === null && hasPayment(event)) {
+    return deps.sales.sell(event, 'payment-status', async () => {
+      const query = validated(raw);
+      return { status: 200, body: await answer(deps, query, { tier: 'paid', quota: null }) };
+    });
+  }
+
+  if (exempt === null && isBareRequest(raw)) {
+    return deps.sales.paymentRequired(
+      event,
+      'payment-status',
+      `Send payment_payload, tx_hash, or from with nonce. A payment-status check costs ${PRICE_TEXT}; ${LIMITS.freePaymentStatusPerDay} a day are free.`,
+    );
+  }
+  const query = validated(raw);
+  noStore(event);
+  if (exempt)
+    return { ...(await answer(deps, query, { tier: 'exempt', quota: null })), access: { tier: 'exempt' } };
+
+  // Nothing to read with: refuse before a free use is taken.
+  chainOf(deps);
+  const grant = takeFree(event, deps.gate, 'payment_status', { perClient: LIMITS.freePaymentStatusPerDay });
+  if (!grant) {
+    return deps.sales.paymentRequired(
+      event,
+      'payment-status',
+      `Free payment-status checks for today are used up; this check costs ${PRICE_TEXT}.`,
+    );
+  }
+  try {
+    const body = await answer(deps, query, { tier: 'free', quota: grant.record });
+    return {
+      ...body,
+      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
+    };
+  } catch (error) {
+    // No answer (503 included), no use: the free check goes back.
+    grant.reservation.release();
+    throw error;
+  }
+}
+
+/** The answer without `access`; throws the 503 `chain_unavailable` API error when no source answered. */
+async function answer(deps: AppDeps, query: PaymentStatusQuery, access: PaymentStatusAccess) {
+  const runDeps: PaymentStatusDeps = { ...deps, chain: chainOf(deps) };
+  const outcome = await runPaymentStatus(runDeps, query, access);
+  if (!outcome.ok) {
+    throw apiError(
+      503,
+      'chain_unavailable',
+      'No chain source answered; nothing was charged and no free check was used. Try again shortly.',
+      { 'retry-after': '5' },
+    );
+  }
+  return outcome.body;
+}
+
+function chainOf(deps: AppDeps): PaymentStatusDeps['chain'] {
+  if (deps.chain === null) {
+    throw apiError(
+      503,
+      'chain_unavailable',
+      'No chain source is configured: set RPC_URLS (two or more independent Base RPC URLs, comma-separated).',
+    );
+  }
+  return deps.chain;
+}
+
+function validated(raw: Record<string, unknown>): PaymentStatusQuery {
+  const parsed = parsePaymentStatusInput(raw);
+  if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
+  return parsed.value;
+}
+
+/** Payment status changes as blocks arrive: an answer must never be served from a cache. */
+function noStore(event: H3Event): void {
+  event.res.headers.set('cache-control', 'no-store');
+}
