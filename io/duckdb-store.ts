@@ -7,8 +7,11 @@
  * about what a single one does.
  */
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import type { PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+import type { HostCheck, HostObservation } from '../core/reputation.ts';
 import {
+  hostOf,
   OBSERVATIONS_KEPT,
   type Page,
   pickListing,
@@ -29,9 +32,17 @@ CREATE TABLE IF NOT EXISTS observations (
 CREATE TABLE IF NOT EXISTS listings (
   url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, url VARCHAR NOT NULL, price_usd DOUBLE, network VARCHAR,
   asset VARCHAR, pay_to VARCHAR, source VARCHAR NOT NULL, PRIMARY KEY (url_norm, method, source));
+CREATE TABLE IF NOT EXISTS paid_calls (
+  service_id VARCHAR NOT NULL, endpoint_url VARCHAR NOT NULL, host VARCHAR, task VARCHAR NOT NULL,
+  called_at VARCHAR NOT NULL, price_atomic VARCHAR NOT NULL, network VARCHAR NOT NULL, pay_to VARCHAR NOT NULL,
+  settlement_tx VARCHAR, delivered BOOLEAN NOT NULL, known_answer VARCHAR, http_status INTEGER,
+  broken_on_seller_side BOOLEAN NOT NULL);
+CREATE INDEX IF NOT EXISTS paid_calls_by_service ON paid_calls (service_id);
 `;
 
 const CHUNK = 200;
+/** The authority of a normalized URL (lower-case host, port only when not the default): `URL.host`. */
+const HOST_PATTERN = '^[a-z][a-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]*)';
 const LOADED_ENDPOINTS = 10_000;
 
 /** Opens (or creates) the database file and its schema. */
@@ -162,6 +173,80 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       for (const [url, list] of fresh) listings.set(url, list);
       return rows.length;
     },
+    async addPaidCall(r) {
+      await db.run(`INSERT INTO paid_calls VALUES (${Array(13).fill('?').join(',')})`, [
+        r.service_id,
+        r.endpoint_url,
+        hostOf(r.endpoint_url),
+        r.task,
+        r.called_at,
+        r.price_atomic,
+        r.network,
+        r.pay_to,
+        r.settlement_tx,
+        r.delivered,
+        r.known_answer,
+        r.http_status,
+        r.broken_on_seller_side,
+      ]);
+    },
+    async paidCalls({ task, endpoint, host, perService }) {
+      const where: string[] = [];
+      const args: DuckDBValue[] = [];
+      if (task !== undefined) {
+        where.push('task = ?');
+        args.push(task);
+      }
+      if (endpoint !== undefined) {
+        where.push('(service_id = ? OR endpoint_url = ?)');
+        args.push(endpoint, endpoint);
+      }
+      if (host !== undefined) {
+        where.push('host = ?');
+        args.push(host);
+      }
+      // newestFirst (core/catalog.ts): time, then settlement transaction, both descending.
+      const order = "called_at DESC, coalesce(settlement_tx, '') DESC";
+      const rows = await select(
+        db,
+        `SELECT * EXCLUDE (host) FROM paid_calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+         QUALIFY row_number() OVER (PARTITION BY service_id ORDER BY ${order}) <= ${Math.max(0, Math.floor(perService))}
+         ORDER BY ${order}, service_id`,
+        args,
+      );
+      return rows.map(toPaidCall);
+    },
+    async observationsByHost(host, limit) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT method || ' ' || url_norm AS endpoint, observed_at, http_status, price_usd, amount_atomic, network, asset,
+           pay_to FROM observations WHERE regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+         QUALIFY row_number() OVER (PARTITION BY url_norm, method ORDER BY observed_at DESC) <= ${OBSERVATIONS_KEPT}
+         ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host],
+      );
+      return rows.map((row): HostObservation => ({ ...toObservation(row), endpoint: String(row.endpoint) }));
+    },
+    async checksByHost(host, limit) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT verdict, reason, issued_at, body FROM receipts
+         WHERE type = 'check' AND verdict IS NOT NULL AND regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+         ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host],
+      );
+      return rows.map((row): HostCheck => {
+        const source = (JSON.parse(String(row.body)) as { expected_source?: unknown }).expected_source;
+        return {
+          verdict: String(row.verdict),
+          reason: String(row.reason ?? ''),
+          at: String(row.issued_at),
+          expected_source: source === 'request' || source === 'listing' ? source : null,
+        };
+      });
+    },
     flush,
     async close() {
       await flush();
@@ -256,6 +341,23 @@ function toObservation(row: Record<string, unknown>): Observation {
     network: nullableString(row.network),
     asset: nullableString(row.asset),
     pay_to: nullableString(row.pay_to),
+  };
+}
+
+function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
+  return {
+    service_id: String(row.service_id),
+    endpoint_url: String(row.endpoint_url),
+    task: String(row.task),
+    called_at: String(row.called_at),
+    price_atomic: String(row.price_atomic),
+    network: String(row.network),
+    pay_to: String(row.pay_to),
+    settlement_tx: nullableString(row.settlement_tx),
+    delivered: row.delivered === true,
+    known_answer: row.known_answer === 'pass' || row.known_answer === 'fail' ? row.known_answer : null,
+    http_status: row.http_status === null ? null : Number(row.http_status),
+    broken_on_seller_side: row.broken_on_seller_side === true,
   };
 }
 

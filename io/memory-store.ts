@@ -1,14 +1,17 @@
 /**
  * The store in memory: the reference implementation of the store contract, used by fast tests.
  */
+import { newestFirst, type PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
-import { OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } from './store.ts';
+import type { HostObservation } from '../core/reputation.ts';
+import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } from './store.ts';
 
 /** Creates an empty in-memory store. */
 export function createMemoryStore(): Store {
   const receipts = new Map<string, ReceiptRow>();
   const observations = new Map<string, Observation[]>();
   let listings: Array<Listing & { urlNorm: string }> = [];
+  const paidCalls: PaidCallRecord[] = [];
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
 
   return {
@@ -55,6 +58,51 @@ export function createMemoryStore(): Store {
       listings = [...listings.filter((row) => !sources.has(row.source)), ...rows];
       return rows.length;
     },
+    async addPaidCall(record) {
+      paidCalls.push({ ...record });
+    },
+    async paidCalls({ task, endpoint, host, perService }) {
+      const perServiceCount = new Map<string, number>();
+      return paidCalls
+        .filter(
+          (call) =>
+            (task === undefined || call.task === task) &&
+            (endpoint === undefined || call.service_id === endpoint || call.endpoint_url === endpoint) &&
+            (host === undefined || hostOf(call.endpoint_url) === host),
+        )
+        .sort((a, b) => newestFirst(a, b) || binary(a.service_id, b.service_id))
+        .filter((call) => {
+          const seen = perServiceCount.get(call.service_id) ?? 0;
+          perServiceCount.set(call.service_id, seen + 1);
+          return seen < perService;
+        })
+        .map((call) => ({ ...call }));
+    },
+    async observationsByHost(host, limit) {
+      const out: HostObservation[] = [];
+      for (const [endpoint, list] of observations) {
+        if (hostOf(endpoint.slice(endpoint.indexOf(' ') + 1)) !== host) continue;
+        for (const observation of list) out.push({ ...observation, endpoint });
+      }
+      return out
+        .sort((a, b) => binary(b.observed_at, a.observed_at) || binary(a.endpoint, b.endpoint))
+        .slice(0, limit);
+    },
+    async checksByHost(host, limit) {
+      return [...receipts.values()]
+        .filter((row) => row.type === 'check' && row.verdict !== null && hostOf(row.urlNorm) === host)
+        .sort((a, b) => (newer(a, b) ? -1 : 1))
+        .slice(0, limit)
+        .map((row) => ({
+          verdict: row.verdict ?? '',
+          reason: row.reason ?? '',
+          at: row.issuedAt,
+          expected_source:
+            row.body.expected_source === 'request' || row.body.expected_source === 'listing'
+              ? row.body.expected_source
+              : null,
+        }));
+    },
     async flush() {},
     async close() {},
   };
@@ -63,4 +111,9 @@ export function createMemoryStore(): Store {
 /** Newest first by issue time, then by id so the order is total. */
 function newer(a: ReceiptRow, b: ReceiptRow): boolean {
   return a.issuedAt === b.issuedAt ? a.id > b.id : a.issuedAt > b.issuedAt;
+}
+
+/** Code-unit order, as DuckDB compares strings, so both stores break ties alike. */
+function binary(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

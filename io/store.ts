@@ -6,7 +6,9 @@
  * The journal is the durable record; the store is an index rebuilt from it after a crash, so writes here are
  * queued and flushed in batches off the request path. Reads see queued writes (`flush()` first).
  */
+import type { PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+import type { HostCheck, HostObservation } from '../core/reputation.ts';
 
 /** The indexed columns of a receipt; `body` is the whole signed receipt. */
 export type ReceiptRow = {
@@ -46,9 +48,23 @@ export type Store = {
   listing(urlNorm: string, method: HttpMethod): Promise<Listing | null>;
   /** Replaces the listings of each source present in `rows`; returns how many were stored. */
   importListings(rows: Array<Listing & { urlNorm: string }>): Promise<number>;
+  /** Records one of the service's own paid calls to a catalogued service (spec §1.4). */
+  addPaidCall(record: PaidCallRecord): Promise<void>;
+  /** The last `perService` paid calls of each service, newest first (`newestFirst`), after the filters. */
+  paidCalls(query: PaidCallQuery): Promise<PaidCallRecord[]>;
+  /** The newest observations across every endpoint of `host` (URL host, port included), at most 30 per endpoint. */
+  observationsByHost(host: string, limit: number): Promise<HostObservation[]>;
+  /** The newest check receipts of `host`, newest first. */
+  checksByHost(host: string, limit: number): Promise<HostCheck[]>;
   flush(): Promise<void>;
   close(): Promise<void>;
 };
+
+/**
+ * Filters of {@link Store.paidCalls}: `task`; `endpoint`, a service id or endpoint URL; `host`, the URL host of the
+ * endpoint.
+ */
+export type PaidCallQuery = { task?: string; endpoint?: string; host?: string; perService: number };
 
 export const OBSERVATIONS_KEPT = 30;
 
@@ -57,4 +73,14 @@ export function pickListing(candidates: Listing[], method: HttpMethod): Listing 
   const same = candidates.filter((listing) => listing.method === method);
   const pool = same.length > 0 ? same : candidates;
   return [...pool].sort((a, b) => a.source.localeCompare(b.source))[0] ?? null;
+}
+
+/** The URL host (port included when not the default) of a normalized URL; null when it has none. */
+export function hostOf(urlNorm: string | null): string | null {
+  if (urlNorm === null) return null;
+  try {
+    return new URL(urlNorm).host || null;
+  } catch {
+    return null;
+  }
 }

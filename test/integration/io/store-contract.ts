@@ -2,6 +2,7 @@
  * The store contract: every store implementation passes this suite (conventions §3 item 14).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { paidCallRecord } from '../../../core/catalog.ts';
 import type { Observation } from '../../../core/model.ts';
 import type { ReceiptRow, Store } from '../../../io/store.ts';
 
@@ -102,6 +103,125 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect((await store.listing('https://a.example/x', 'GET'))?.priceUsd).toBe(0.02);
       expect((await store.listing('https://a.example/x', 'POST'))?.source).toBe('bazaar');
       expect(await store.listing('https://b.example', 'GET')).toBeNull();
+    });
+
+    const paid = (url: string, minute: number, task = 'fx-rate') =>
+      paidCallRecord({
+        endpoint_url: url,
+        task,
+        called_at: new Date(Date.UTC(2026, 10, 1, 0, minute)).toISOString(),
+        price_atomic: '10000',
+        network: 'eip155:8453',
+        pay_to: '0x1111111111111111111111111111111111111111',
+        settlement_tx: minute % 2 === 0 ? `0x${String(minute).padStart(64, '0')}` : null,
+        delivered: minute % 3 !== 0,
+        known_answer: minute % 3 === 0 ? null : minute % 2 === 0 ? 'pass' : 'fail',
+        http_status: minute % 3 === 0 ? 502 : 200,
+      });
+
+    it('keeps paid calls and answers the last n per service, newest first', async () => {
+      expect(await store.paidCalls({ perService: 5 })).toEqual([]);
+      const all = [
+        ...[1, 2, 3, 4].map((m) => paid('https://a.example/fx', m)),
+        ...[1, 2].map((m) => paid('https://b.example:8443/fx', m)),
+        paid('https://b.example:8443/geo', 5, 'geocode'),
+      ];
+      for (const record of all) await store.addPaidCall(record);
+      const two = await store.paidCalls({ perService: 2 });
+      expect(two.map((r) => `${r.service_id} ${r.called_at.slice(14, 16)}`)).toEqual([
+        'b.example:8443/geo 05',
+        'a.example/fx 04',
+        'a.example/fx 03',
+        'b.example:8443/fx 02',
+        'b.example:8443/fx 01',
+      ]);
+      expect(two[1]).toEqual(all[3]);
+      expect(two[2]).toEqual(all[2]);
+      expect(await store.paidCalls({ perService: 20 })).toHaveLength(7);
+    });
+
+    it('filters paid calls by task, service id or URL, and host', async () => {
+      for (const m of [1, 2, 3]) await store.addPaidCall(paid('https://a.example/fx', m));
+      await store.addPaidCall(paid('https://b.example:8443/fx', 4));
+      await store.addPaidCall(paid('https://b.example:8443/geo', 5, 'geocode'));
+      const services = async (query: Parameters<Store['paidCalls']>[0]) => [
+        ...new Set((await store.paidCalls(query)).map((r) => r.service_id)),
+      ];
+      expect(await services({ task: 'geocode', perService: 5 })).toEqual(['b.example:8443/geo']);
+      expect(await services({ endpoint: 'a.example/fx', perService: 5 })).toEqual(['a.example/fx']);
+      expect(await services({ endpoint: 'https://b.example:8443/fx', perService: 5 })).toEqual([
+        'b.example:8443/fx',
+      ]);
+      expect(await services({ host: 'b.example:8443', perService: 5 })).toEqual([
+        'b.example:8443/geo',
+        'b.example:8443/fx',
+      ]);
+      expect(await services({ host: 'b.example', perService: 5 })).toEqual([]);
+      expect(await services({ task: 'fx-rate', host: 'a.example', perService: 1 })).toEqual(['a.example/fx']);
+      expect(await store.paidCalls({ task: 'fx-rate', host: 'a.example', perService: 1 })).toHaveLength(1);
+    });
+
+    it('answers the observations of every endpoint of a host, newest first', async () => {
+      expect(await store.observationsByHost('a.example', 10)).toEqual([]);
+      store.addObservation('https://a.example/x', 'GET', obs('2026-11-01T00:01:00.000Z', '0xa'));
+      store.addObservation('https://a.example/y?q=1', 'POST', obs('2026-11-01T00:02:00.000Z', '0xb'));
+      store.addObservation('https://a.example', 'GET', obs('2026-11-01T00:03:00.000Z', null));
+      store.addObservation('https://a.example:8443/x', 'GET', obs('2026-11-01T00:04:00.000Z', '0xc'));
+      store.addObservation('https://a.example.evil/x', 'GET', obs('2026-11-01T00:05:00.000Z', '0xd'));
+      store.addObservation('https://b.example/a.example', 'GET', obs('2026-11-01T00:06:00.000Z', '0xe'));
+      const list = await store.observationsByHost('a.example', 10);
+      expect(list.map((o) => `${o.endpoint} ${o.pay_to}`)).toEqual([
+        'GET https://a.example null',
+        'POST https://a.example/y?q=1 0xb',
+        'GET https://a.example/x 0xa',
+      ]);
+      expect(list[1]).toEqual({
+        ...obs('2026-11-01T00:02:00.000Z', '0xb'),
+        endpoint: 'POST https://a.example/y?q=1',
+      });
+      expect(await store.observationsByHost('a.example', 2)).toHaveLength(2);
+      expect((await store.observationsByHost('a.example:8443', 10)).map((o) => o.pay_to)).toEqual(['0xc']);
+    });
+
+    it('keeps at most 30 observations per endpoint in the host view', async () => {
+      for (let i = 0; i < 35; i++) {
+        store.addObservation(
+          'https://a.example/x',
+          'GET',
+          obs(new Date(Date.UTC(2026, 10, 1, 0, i)).toISOString(), null),
+        );
+      }
+      store.addObservation('https://a.example/y', 'GET', obs('2026-10-01T00:00:00.000Z', null));
+      const list = await store.observationsByHost('a.example', 100);
+      expect(list).toHaveLength(31);
+      expect(list.at(-1)?.endpoint).toBe('GET https://a.example/y');
+    });
+
+    it('answers the check receipts of a host with where the expectation came from', async () => {
+      store.indexReceipts([
+        row('sc-1', '2026-11-01T00:00:00.000Z', { body: { expected_source: 'listing' } }),
+        row('sc-2', '2026-11-02T00:00:00.000Z', {
+          verdict: 'skip',
+          reason: 'pay_to_mismatch',
+          body: { expected_source: 'request' },
+        }),
+        row('sc-3', '2026-11-03T00:00:00.000Z', { urlNorm: 'https://a.example:8443/x', body: {} }),
+        row('ps-1', '2026-11-04T00:00:00.000Z', { type: 'payment-status', verdict: null, reason: null }),
+      ]);
+      expect(await store.checksByHost('a.example', 10)).toEqual([
+        {
+          verdict: 'skip',
+          reason: 'pay_to_mismatch',
+          at: '2026-11-02T00:00:00.000Z',
+          expected_source: 'request',
+        },
+        { verdict: 'pay', reason: 'price_ok', at: '2026-11-01T00:00:00.000Z', expected_source: 'listing' },
+      ]);
+      expect(await store.checksByHost('a.example', 1)).toHaveLength(1);
+      expect(await store.checksByHost('a.example:8443', 10)).toEqual([
+        { verdict: 'pay', reason: 'price_ok', at: '2026-11-03T00:00:00.000Z', expected_source: null },
+      ]);
+      expect(await store.checksByHost('nobody.example', 10)).toEqual([]);
     });
   });
 }

@@ -1,0 +1,83 @@
+/**
+ * `GET /v1/lookup` and `GET /v1/lookup/paid` (spec §1.4, §4, §7, §8): services for a task ranked from the service's
+ * own paid calls. Free lookups (5 a day per client), exempt keys, then paid lookups through x402. Every tier runs
+ * `answer()` on the same data; the tier only decides the `access` block (spec §1, pricing principle).
+ */
+import type { H3, H3Event } from 'h3';
+import { rankServices } from '../../core/catalog.ts';
+import { LIMITS } from '../../core/limits.ts';
+import { type LookupParams, parseLookupParams } from '../../core/lookup-params.ts';
+import { exemptKeyOf, type FreeGrant, hasPayment, takeFree } from '../access.ts';
+import type { AppDeps } from '../deps.ts';
+import { apiError } from '../errors.ts';
+import { queryOf } from '../query.ts';
+import { TASK_NAMES } from './tasks.ts';
+
+/** Registers the lookup routes. */
+export function lookupRoutes(app: H3, deps: AppDeps): void {
+  app.get('/v1/lookup', (event) => free(event, deps));
+  // No free quota: the 402 comes first, parameters are checked before settlement (spec §4).
+  app.get('/v1/lookup/paid', (event) => paid(event, deps, true));
+}
+
+async function free(event: H3Event, deps: AppDeps) {
+  const exempt = exemptKeyOf(event, deps.gate);
+  if (exempt === null && hasPayment(event)) return paid(event, deps, false);
+  // Spec §7: a 400 is never metered, so parameters are checked before any quota is taken.
+  const params = validated(event, false);
+  if (exempt) return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
+
+  const grant = takeFree(event, deps.gate, 'lookup', { perClient: LIMITS.freeLookupsPerDay });
+  if (!grant) {
+    return deps.sales.paymentRequired(
+      event,
+      'lookup',
+      `Free lookups for today are used up (${LIMITS.freeLookupsPerDay} per UTC day); a lookup costs USD 0.02 at /v1/lookup/paid.`,
+    );
+  }
+  return freeAnswer(event, deps, params, grant);
+}
+
+function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
+  return deps.sales.sell(event, 'lookup', async () => ({
+    status: 200,
+    body: await answer(deps, validated(event, requireReference)),
+  }));
+}
+
+async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, grant: FreeGrant) {
+  try {
+    const body = await answer(deps, params);
+    await deps.ledger.useQuota(grant.record);
+    // The answer shows today's count, so no cache may keep it.
+    event.res.headers.set('cache-control', 'no-store');
+    return {
+      ...body,
+      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
+    };
+  } catch (error) {
+    // No answer, no use: the quota unit goes back.
+    grant.reservation.release();
+    throw error;
+  }
+}
+
+async function answer(deps: AppDeps, params: LookupParams) {
+  const records = await deps.store.paidCalls({
+    ...(params.task === null ? {} : { task: params.task }),
+    ...(params.endpoint === null ? {} : { endpoint: params.endpoint }),
+    perService: params.n,
+  });
+  return rankServices(records, {
+    task: params.task,
+    maxPriceUsd: params.maxPriceUsd,
+    n: params.n,
+    limit: params.limit,
+  });
+}
+
+function validated(event: H3Event, requireReference: boolean): LookupParams {
+  const parsed = parseLookupParams(queryOf(event), { tasks: TASK_NAMES, requireReference });
+  if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
+  return parsed.value;
+}

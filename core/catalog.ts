@@ -1,0 +1,289 @@
+/**
+ * The catalog lookup (spec §1.4, §2.8): the service's own paid calls to catalogued services, and their ranking by
+ * known-answer pass rate over each service's last n calls, then by price. Every tier ranks the same records with
+ * this same function (spec §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
+ */
+import * as v from 'valibot';
+import { atomicToUsd, compareAtomicToUsd, isAtomic } from './amount.ts';
+import { canonicalUsdc } from './networks.ts';
+import { normalizeUrl } from './url.ts';
+
+/**
+ * One of the service's own paid calls to a catalogued service: the receipt-level facts a lookup shows.
+ * `endpoint_url` is normalized (spec §2.10); `price_atomic` is in the atomic units of `network`'s USDC.
+ */
+export type PaidCallRecord = {
+  service_id: string;
+  endpoint_url: string;
+  task: string;
+  called_at: string;
+  price_atomic: string;
+  network: string;
+  pay_to: string;
+  /** Settlement transaction of the payment; null when the payment never settled. */
+  settlement_tx: string | null;
+  /** The seller answered with the paid content (2xx with a body). */
+  delivered: boolean;
+  /** Outcome of the task's known-answer check; null when the answer could not be checked. */
+  known_answer: 'pass' | 'fail' | null;
+  /** Status of the paid request; null when no answer came (timeout, reset). */
+  http_status: number | null;
+  /** The failure was the seller's (no delivery, 5xx, no answer), not ours (facilitator down, our timeout). */
+  broken_on_seller_side: boolean;
+};
+
+/** One service in a lookup answer (spec §2.8 leaves the shape open; `docs/lookup.md` publishes it). */
+export type CatalogEntry = {
+  service_id: string;
+  /** Endpoint URL of the newest call. */
+  endpoint: string;
+  task: string;
+  /** Terms of the newest call: what the service charges now. */
+  network: string;
+  pay_to: string;
+  price_atomic: string;
+  /** Display only; null when the network's USDC decimals are unknown. */
+  price_usd: number | null;
+  /** Paid calls considered: the service's last n. */
+  calls: number;
+  delivered: number;
+  delivered_rate: number;
+  /** Calls whose answer could be checked against the task's known answer. */
+  known_answer_calls: number;
+  known_answer_passes: number;
+  /** `known_answer_passes / known_answer_calls`, rounded to 4 places; null without a checked answer. */
+  pass_rate: number | null;
+  seller_side_failures: number;
+  last_called_at: string;
+  last_settlement_tx: string | null;
+  /** The calls themselves, newest first: the facts behind the figures. */
+  receipts: Array<
+    Pick<PaidCallRecord, 'called_at' | 'settlement_tx' | 'delivered' | 'known_answer' | 'http_status'>
+  >;
+};
+
+export type RankOptions = {
+  /** Only calls made for this task; null for every task. */
+  task: string | null;
+  /** Canonical USD decimal (`parseUsd`); services whose current price is above it are left out. */
+  maxPriceUsd: string | null;
+  /** Paid calls per service (spec §8: 1 to 20). */
+  n: number;
+  /** Services per list (spec §8: 1 to 20). */
+  limit: number;
+};
+
+export type Ranking = { results: CatalogEntry[]; facts_only: CatalogEntry[] };
+
+/**
+ * The service id of an endpoint: its normalized URL without the scheme, so `http` and `https` of one endpoint are
+ * one service. Throws `TypeError` for a string that is not a URL.
+ * @example serviceIdOf('https://API.example/v1/fx?b=1&a=2') // 'api.example/v1/fx?a=2&b=1'
+ */
+export function serviceIdOf(endpointUrl: string): string {
+  return normalizeUrl(endpointUrl).replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
+}
+
+/**
+ * Builds a paid-call record (tests, and the known-answer crawl): normalizes the URL, derives `service_id`, and by
+ * default counts an undelivered, unanswered or 5xx call as broken on the seller's side. Throws `RangeError` on an
+ * amount that is not atomic or a time that is not ISO 8601 (a caller bug).
+ * @example paidCallRecord({ endpoint_url: 'https://a.example/fx', task: 'fx-rate', called_at: '2026-11-01T00:00:00.000Z',
+ *   price_atomic: '10000', network: 'eip155:8453', pay_to: '0x…', settlement_tx: '0x…', delivered: true,
+ *   known_answer: 'pass', http_status: 200 })
+ */
+export function paidCallRecord(
+  input: Omit<PaidCallRecord, 'service_id' | 'broken_on_seller_side'> & {
+    service_id?: string;
+    broken_on_seller_side?: boolean;
+  },
+): PaidCallRecord {
+  if (!isAtomic(input.price_atomic))
+    throw new RangeError(`paid call: not an atomic amount: ${input.price_atomic}`);
+  if (Number.isNaN(Date.parse(input.called_at)))
+    throw new RangeError(`paid call: bad time: ${input.called_at}`);
+  const endpoint = normalizeUrl(input.endpoint_url);
+  const status = input.http_status;
+  return {
+    ...input,
+    called_at: new Date(input.called_at).toISOString(),
+    endpoint_url: endpoint,
+    service_id: input.service_id ?? serviceIdOf(endpoint),
+    broken_on_seller_side:
+      input.broken_on_seller_side ?? (!input.delivered || status === null || status >= 500),
+  };
+}
+
+/** Newest first; ties (same instant) by settlement transaction, so every store and this module agree. */
+export function newestFirst(a: PaidCallRecord, b: PaidCallRecord): number {
+  if (a.called_at !== b.called_at) return a.called_at < b.called_at ? 1 : -1;
+  const ta = a.settlement_tx ?? '';
+  const tb = b.settlement_tx ?? '';
+  return ta === tb ? 0 : ta < tb ? 1 : -1;
+}
+
+/**
+ * Ranks services from their paid calls (spec §1.4): per service, its last `n` calls (for `task` when given);
+ * services where more than half of those calls failed on the seller's side go to `facts_only`, sorted by id;
+ * the others go to `results`, sorted by known-answer pass rate (highest first, services without a checked answer
+ * last), then current price (lowest first), then service id. `maxPriceUsd` filters both lists; `limit` cuts each.
+ * @example rankServices(records, { task: 'fx-rate', maxPriceUsd: '0.05', n: 5, limit: 10 }).results[0]?.service_id
+ */
+export function rankServices(records: readonly PaidCallRecord[], options: RankOptions): Ranking {
+  const byService = new Map<string, PaidCallRecord[]>();
+  for (const record of records) {
+    if (options.task !== null && record.task !== options.task) continue;
+    const list = byService.get(record.service_id) ?? [];
+    list.push(record);
+    byService.set(record.service_id, list);
+  }
+  const scored: Array<{ entry: CatalogEntry; broken: boolean; scaledPrice: bigint | null }> = [];
+  for (const list of byService.values()) {
+    const recent = [...list].sort(newestFirst).slice(0, options.n);
+    const newest = recent[0];
+    if (!newest) continue;
+    if (options.maxPriceUsd !== null && !withinPrice(newest, options.maxPriceUsd)) continue;
+    const entry = entryOf(recent, newest);
+    scored.push({ entry, broken: entry.seller_side_failures * 2 > entry.calls, scaledPrice: scaled(newest) });
+  }
+  const results = scored
+    .filter((item) => !item.broken)
+    .sort(
+      (a, b) =>
+        byPassRate(a.entry, b.entry) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a.entry, b.entry),
+    )
+    .map((item) => item.entry);
+  const factsOnly = scored
+    .filter((item) => item.broken)
+    .map((item) => item.entry)
+    .sort(byId);
+  return { results: results.slice(0, options.limit), facts_only: factsOnly.slice(0, options.limit) };
+}
+
+const TaskName = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
+const Text = v.pipe(v.string(), v.minLength(1), v.maxLength(500));
+const KnownAnswer = v.variant('kind', [
+  v.strictObject({ kind: v.literal('exact'), value: v.pipe(v.string(), v.minLength(1)) }),
+  v.strictObject({
+    kind: v.literal('contains'),
+    any_of: v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1)),
+    case_sensitive: v.optional(v.boolean()),
+  }),
+  v.pipe(
+    v.strictObject({
+      kind: v.literal('json-path'),
+      path: v.pipe(v.string(), v.regex(/^\$(\.[A-Za-z_][A-Za-z0-9_]*|\[\d{1,3}\])+$/)),
+      equals: v.optional(v.union([v.string(), v.number(), v.boolean()])),
+      min: v.optional(v.number()),
+      max: v.optional(v.number()),
+    }),
+    v.check(
+      (answer) => answer.equals !== undefined || answer.min !== undefined || answer.max !== undefined,
+      'a json-path known answer needs equals, min or max',
+    ),
+  ),
+]);
+const TaskSchema = v.strictObject({
+  name: TaskName,
+  title: Text,
+  description: Text,
+  input_example: v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
+  known_answer: KnownAnswer,
+});
+const TasksFile = v.pipe(
+  v.strictObject({ tasks: v.pipe(v.array(TaskSchema), v.minLength(1)) }),
+  v.check(
+    (file) => new Set(file.tasks.map((task) => task.name)).size === file.tasks.length,
+    'task names repeat',
+  ),
+);
+
+/** One task of the catalog (`data/tasks.json`), known answer included. */
+export type Task = v.InferOutput<typeof TaskSchema>;
+
+/** A task as `GET /v1/tasks` publishes it: the known answer stays out (see `data/README.md`). */
+export type PublicTask = Omit<Task, 'known_answer'>;
+
+/**
+ * Validates the task catalog file.
+ * @example parseTasks(JSON.parse(text)) // { ok: true, value: [{ name: 'fx-rate', … }] }
+ */
+export function parseTasks(input: unknown): { ok: true; value: Task[] } | { ok: false; message: string } {
+  const parsed = v.safeParse(TasksFile, input);
+  if (parsed.success) return { ok: true, value: parsed.output.tasks };
+  const issue = parsed.issues[0];
+  const path = issue.path?.map((item) => String(item.key)).join('.') ?? '';
+  return { ok: false, message: `${path ? `${path}: ` : ''}${issue.message}` };
+}
+
+/** The published view of a task. */
+export function publicTask({ known_answer: _hidden, ...task }: Task): PublicTask {
+  return task;
+}
+
+function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry {
+  const delivered = recent.filter((call) => call.delivered).length;
+  const checked = recent.filter((call) => call.known_answer !== null);
+  const passes = checked.filter((call) => call.known_answer === 'pass').length;
+  const usdc = canonicalUsdc(newest.network);
+  return {
+    service_id: newest.service_id,
+    endpoint: newest.endpoint_url,
+    task: newest.task,
+    network: newest.network,
+    pay_to: newest.pay_to,
+    price_atomic: newest.price_atomic,
+    price_usd: usdc && isAtomic(newest.price_atomic) ? atomicToUsd(newest.price_atomic, usdc.decimals) : null,
+    calls: recent.length,
+    delivered,
+    delivered_rate: round(delivered / recent.length),
+    known_answer_calls: checked.length,
+    known_answer_passes: passes,
+    pass_rate: checked.length === 0 ? null : round(passes / checked.length),
+    seller_side_failures: recent.filter((call) => call.broken_on_seller_side).length,
+    last_called_at: newest.called_at,
+    last_settlement_tx: newest.settlement_tx,
+    receipts: recent.map(({ called_at, settlement_tx, delivered, known_answer, http_status }) => ({
+      called_at,
+      settlement_tx,
+      delivered,
+      known_answer,
+      http_status,
+    })),
+  };
+}
+
+/** Fail closed: a price in unknown units is never "within" a maximum. */
+function withinPrice(call: PaidCallRecord, maxUsd: string): boolean {
+  const usdc = canonicalUsdc(call.network);
+  if (!usdc || !isAtomic(call.price_atomic)) return false;
+  return compareAtomicToUsd(call.price_atomic, usdc.decimals, maxUsd) <= 0;
+}
+
+/** Price on one scale (10^-36 USD) so prices on networks with different decimals compare exactly. */
+function scaled(call: PaidCallRecord): bigint | null {
+  const usdc = canonicalUsdc(call.network);
+  if (!usdc || !isAtomic(call.price_atomic)) return null;
+  return BigInt(call.price_atomic) * 10n ** BigInt(36 - usdc.decimals);
+}
+
+/** Exact: compares passes/calls by cross-multiplying, never by rounded floats. */
+function byPassRate(a: CatalogEntry, b: CatalogEntry): number {
+  if (a.known_answer_calls === 0 || b.known_answer_calls === 0) {
+    return (a.known_answer_calls === 0 ? 1 : 0) - (b.known_answer_calls === 0 ? 1 : 0);
+  }
+  return b.known_answer_passes * a.known_answer_calls - a.known_answer_passes * b.known_answer_calls;
+}
+
+function byPrice(a: bigint | null, b: bigint | null): number {
+  if (a === null || b === null) return (a === null ? 1 : 0) - (b === null ? 1 : 0);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function byId(a: CatalogEntry, b: CatalogEntry): number {
+  return a.service_id < b.service_id ? -1 : a.service_id > b.service_id ? 1 : 0;
+}
+
+function round(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}
