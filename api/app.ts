@@ -6,7 +6,11 @@ import { H3 } from 'h3';
 import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { checkRoutes } from './routes/check.ts';
+import { lookupRoutes } from './routes/lookup.ts';
+import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
+import { setupPackRoutes } from './routes/setup-pack.ts';
+import { taskRoutes } from './routes/tasks.ts';
 
 export const API_VERSION = '0.42.1';
 
@@ -44,6 +48,10 @@ export function createApp(deps: AppDeps): H3 {
     return deps.jwks();
   });
   checkRoutes(app, deps);
+  paymentStatusRoutes(app, deps);
   receiptRoutes(app, deps);
+  lookupRoutes(app, deps);
+  taskRoutes(app);
+  setupPackRoutes(app, deps);
   return app;
 }

@@ -6,6 +6,7 @@ import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
 import type { CheckParams } from './params.ts';
+import type { ChainReaderLike } from './payment-status.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
@@ -31,4 +32,6 @@ export type AppDeps = CheckDeps & {
   jwks: () => Promise<Jwks>;
   /** The seller host's reputation for paid answers; null while the store cannot say. */
   reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
+  /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
+  chain: ChainReaderLike | null;
 };

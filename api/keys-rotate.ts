@@ -7,7 +7,9 @@ import { dataPaths, readConfig } from './config.ts';
 
 const config = readConfig(process.env);
 if (config.signingKeyFile) {
-  console.error('keys:rotate: SIGNING_KEY_FILE is set; rotate that key where it is managed, then restart the server.');
+  console.error(
+    'keys:rotate: SIGNING_KEY_FILE is set; rotate that key where it is managed, then restart the server.',
+  );
   process.exit(2);
 }
 const { previousKid, kid } = await rotateSigningKey(dataPaths(config.dataDir).keys);

@@ -15,7 +15,9 @@ import { dataPaths, readConfig } from './config.ts';
 
 const file = process.argv[2];
 if (!file || file === '--help') {
-  console.error('usage: npm run listings:import -- <file.json>   (DATA_DIR selects the service, default ./data/runtime)');
+  console.error(
+    'usage: npm run listings:import -- <file.json>   (DATA_DIR selects the service, default ./data/runtime)',
+  );
   process.exit(2);
 }
 
@@ -44,7 +46,9 @@ try {
 } catch (error) {
   if (!/lock/i.test((error as Error).message)) throw error;
   // The server holds the database: hand the file to it and wait for its answer.
-  const name = `listings-${Date.now()}-${basename(file).replace(/[^A-Za-z0-9._-]/g, '_').replace(/\.json$/, '')}`;
+  const name = `listings-${Date.now()}-${basename(file)
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/\.json$/, '')}`;
   await publishToInbox(paths.inbox, name, content);
   const done = join(paths.inbox, 'done', `${name}.json.result`);
   const failed = join(paths.inbox, 'failed', `${name}.json.error`);
@@ -59,5 +63,7 @@ try {
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  console.log(`a server holds ${paths.database}; the file waits in ${paths.inbox} and is imported when it polls`);
+  console.log(
+    `a server holds ${paths.database}; the file waits in ${paths.inbox} and is imported when it polls`,
+  );
 }

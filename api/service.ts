@@ -15,6 +15,7 @@ import { LIMITS } from '../core/limits.ts';
 import { parseListings } from '../core/listings.ts';
 import { createProbeCache } from '../core/probe-cache.ts';
 import { createQuota } from '../core/quota.ts';
+import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
@@ -28,6 +29,7 @@ import type { Prober } from './check.ts';
 import { type Config, dataPaths } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createIdentity } from './identity.ts';
+import { type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { createSales } from './sales.ts';
 import { createSeller } from './x402/seller.ts';
 
@@ -46,6 +48,8 @@ export type ServiceOverrides = {
   lookup?: Lookup;
   prober?: Prober;
   facilitator?: FacilitatorClient;
+  /** The payment-status chain reader (null: none configured); default built from RPC_URLS. */
+  chain?: ChainReaderLike | null;
   /** fdatasync journal batches (default true). */
   fsync?: boolean;
 };
@@ -106,7 +110,12 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     },
     sales: createSales(seller, config.baseUrl),
     jwks: () => readJwks(paths.keys),
-    reputation: async () => null,
+    reputation: createReputationLookup({
+      source: store,
+      now,
+      onError: (error) => console.error('[spotcheck] [reputation] store unavailable', error),
+    }),
+    chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
   };
 
   const inbox = watchInbox(paths.inbox, listingsHandler(deps));
@@ -116,7 +125,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     serviceWallet,
     drainInbox: () => inbox.drain(),
     async close() {
-      inbox.stop();
+      await inbox.stop();
       await ledger.settle();
       await journal.close();
       await store.close();

@@ -28,7 +28,13 @@ for (const [network, assets] of Object.entries(DEFAULT_ASSETS)) {
   const first = assets[0];
   if (first?.symbol === 'USDC') usdcByNetwork.set(network, { network, ...pick(first) });
 }
-usdcByNetwork.set(SOLANA, { network: SOLANA, asset: SOLANA_USDC, name: 'USD Coin', version: '', decimals: 6 });
+usdcByNetwork.set(SOLANA, {
+  network: SOLANA,
+  asset: SOLANA_USDC,
+  name: 'USD Coin',
+  version: '',
+  decimals: 6,
+});
 
 /** v1 network names (`base`, `base-sepolia`, `solana`…) to CAIP-2. Unknown names give null. */
 export function networkFromV1Name(name: string): string | null {

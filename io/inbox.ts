@@ -37,7 +37,11 @@ export function watchInbox(
   timer.unref();
   void drain();
   return {
-    stop: () => clearInterval(timer),
+    // Waits for an ingest in flight, so nothing writes into DATA_DIR after the service closed.
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
     drain,
   };
 }

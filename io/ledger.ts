@@ -23,6 +23,8 @@ export type IssueMeta = {
 };
 
 type JournalRecord = { v: 1; kind: 'receipt'; receipt: Record<string, unknown> } & IssueMeta;
+/** A free use whose answer carries no receipt (a lookup): journaled so a restart keeps the day's count. */
+type QuotaRecord = { v: 1; kind: 'quota'; quota: NonNullable<IssueMeta['quota']> };
 
 export type Ledger = {
   /** Signs, durably records and publishes a receipt; resolves with the signed receipt. */
@@ -30,6 +32,8 @@ export type Ledger = {
     unsigned: T,
     meta: IssueMeta,
   ): Promise<T & { kid: string; signature: string }>;
+  /** Durably records a free use that has no receipt; resolves once it is on disk. */
+  useQuota(quota: NonNullable<IssueMeta['quota']>): Promise<void>;
   /** A receipt by id: recent ones from memory, then the file, then the index. */
   get(id: string): Promise<Record<string, unknown> | null>;
   /** Replays the journal into files, index, observations and today's quota. */
@@ -77,6 +81,10 @@ export function createLedger(parts: {
       publish(record);
       return receipt;
     },
+    async useQuota(quota) {
+      const record: QuotaRecord = { v: 1, kind: 'quota', quota };
+      await journal.append(record);
+    },
     async get(id) {
       const hit = recent.get(id);
       if (hit) return hit;
@@ -90,7 +98,11 @@ export function createLedger(parts: {
       let last: string | null = null;
       let passed = since === null;
       await journal.replay((value, position) => {
-        const record = value as JournalRecord;
+        const record = value as JournalRecord | QuotaRecord;
+        if (record?.kind === 'quota') {
+          for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
+          return;
+        }
         if (record?.kind !== 'receipt') return;
         records++;
         if (record.quota)

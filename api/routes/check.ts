@@ -11,19 +11,17 @@ import { type CheckAccess, runCheck } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { type CheckParams, parseCheckParams } from '../params.ts';
+import { queryOf } from '../query.ts';
 
 const PATH = '/v1/products/endpoint-spot-check';
 
 /** Registers the check routes. */
 export function checkRoutes(app: H3, deps: AppDeps): void {
-  app.get(PATH, (event) =>
-    handle(event, deps, Object.fromEntries(new URL(event.req.url).searchParams.entries()), true),
-  );
-  app.post(PATH, async (event) => handle(event, deps, await readJsonObject(event), false));
+  app.get(PATH, (event) => handle(event, deps, queryOf(event)));
+  app.post(PATH, async (event) => handle(event, deps, await readJsonObject(event)));
 }
 
-async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>, fromQuery: boolean) {
-  if (fromQuery) raw = repeatedAsArrays(event, raw);
+async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
   const exempt = exemptKeyOf(event, deps.gate);
   const paying = exempt === null && hasPayment(event);
 
@@ -86,15 +84,4 @@ function validated(raw: Record<string, unknown>): CheckParams {
   const parsed = parseCheckParams(raw);
   if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
   return parsed.value;
-}
-
-/** Query parameters given twice come back as arrays so the parser can refuse them. */
-function repeatedAsArrays(event: H3Event, raw: Record<string, unknown>): Record<string, unknown> {
-  const params = new URL(event.req.url).searchParams;
-  const out: Record<string, unknown> = { ...raw };
-  for (const name of Object.keys(raw)) {
-    const all = params.getAll(name);
-    if (all.length > 1) out[name] = all;
-  }
-  return out;
 }

@@ -47,7 +47,7 @@ const checkOutput = {
   asset: BASE_USDC,
   payment: { network: BASE, asset: BASE_USDC, amount: { atomic: '10000', usd: 0.01 }, pay_to: WALLET },
   check_type: 'dry-run',
-  receipt_id: 'sc-3f9a1c2b7d4e',
+  receipt_id: 'sc-k3vxq7m2d5t4p6w8r2n4b6c7ya',
   reason_code: 'price_ok',
   confidence: 'high',
   access: paid,
@@ -98,8 +98,29 @@ const statusOutput = {
 const packOutput = {
   product: 'overnight-cos-pack',
   title: 'Overnight x402 buying: setup pack',
-  price_usdc: '9',
-  files: { prompts: ['…'], templates: ['…'], guide: { name: 'guide.pdf', base64: '…' } },
+  price_usdc: '9.00',
+  price_atomic: '9000000',
+  files: {
+    prompts: [
+      {
+        name: '01-before-paying.md',
+        media_type: 'text/markdown',
+        bytes: 4096,
+        sha256: '…',
+        content_base64: '…',
+      },
+    ],
+    templates: [
+      { name: 'morning-report.html', media_type: 'text/html', bytes: 8192, sha256: '…', content_base64: '…' },
+    ],
+    guide: {
+      name: 'spotcheck-overnight-guide.pdf',
+      media_type: 'application/pdf',
+      bytes: 40960,
+      sha256: '…',
+      content_base64: '…',
+    },
+  },
   access: { ...paid, charged_usd: '9' },
 };
 
@@ -129,7 +150,7 @@ const OFFERS: Record<OfferName, OfferSpec> = {
       'Catalog lookup: services for a task, sorted by known-answer pass rate over paid calls, then price.',
     discovery: {
       GET: {
-        input: { task: 'weather-forecast', max_price: '0.05' },
+        input: { task: 'weather-current', max_price: '0.05' },
         inputSchema: { properties: lookupParams },
         output: { example: { results: [], facts_only: [], access: paid } },
       },

@@ -104,7 +104,7 @@ describe('SIGKILL mid-stream', () => {
         continue;
       }
       const verdict = await verifyReceipt(await res.json(), jwks);
-      expect(verdict.ok, `${id}: ${verdict.reason}`).toBe(true);
+      expect(verdict.ok, `${id}: ${verdict.ok ? '' : verdict.reason}`).toBe(true);
     }
     expect(missing).toEqual([]);
     const listed = (await (await fetch(`${base}/v1/receipts?page_size=1`)).json()) as { total: number };

@@ -184,6 +184,17 @@ describe('the free tier', () => {
     expect((await check(second, target(5))).status).toBe(402);
   });
 
+  it('keeps the day count of free lookups across a restart too', async () => {
+    const first = await start();
+    const lookup = (spot: TestService) => appFetch(spot.service, '/v1/lookup?task=fx-rate');
+    for (let i = 0; i < 4; i++) expect((await lookup(first)).status).toBe(200);
+    running = running.filter((spot) => spot !== first);
+    await first.stop({ keepData: true });
+    const second = await start(first.dataDir);
+    expect((await lookup(second)).status).toBe(200);
+    expect((await lookup(second)).status).toBe(402);
+  });
+
   it('answers the free shape and a receipt that is durable and readable', async () => {
     const spot = await start();
     const res = await check(spot, `${target()}&pay_to=${PAY_TO}&claimed_price=0.01`);

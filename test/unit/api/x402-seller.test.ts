@@ -114,7 +114,7 @@ describe('paymentRequired / unpaid 402', () => {
     expect(bazaar.info.input).toMatchObject({
       type: 'http',
       method: 'GET',
-      queryParams: { task: 'weather-forecast' },
+      queryParams: { task: 'weather-current' },
     });
     expect(response.headers.get('Cache-Control')).toBe('no-store');
     expect(response.headers.get('Access-Control-Expose-Headers')).toContain('PAYMENT-REQUIRED');
