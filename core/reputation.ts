@@ -196,10 +196,15 @@ export function createReputationLookup(options: {
   source: ReputationSource;
   now: () => Date;
   onError?: (error: unknown) => void;
+  /** How long a host's reputation is reused (default 60 s): it moves with days of data, not seconds. */
+  ttlMs?: number;
+  maxHosts?: number;
 }): (params: { url: string }) => Promise<Reputation | null> {
-  return async ({ url }) => {
+  const ttlMs = options.ttlMs ?? 60_000;
+  const maxHosts = options.maxHosts ?? 10_000;
+  const cache = new Map<string, { at: number; value: Promise<Reputation | null> }>();
+  const compute = async (host: string): Promise<Reputation | null> => {
     try {
-      const host = new URL(url).host;
       const [observations, checks, paidCalls] = await Promise.all([
         options.source.observationsByHost(host, 500),
         options.source.checksByHost(host, 500),
@@ -210,6 +215,18 @@ export function createReputationLookup(options: {
       options.onError?.(error);
       return null;
     }
+  };
+  return async ({ url }) => {
+    const host = new URL(url).host;
+    const at = options.now().getTime();
+    const hit = cache.get(host);
+    if (hit && at - hit.at >= 0 && at - hit.at < ttlMs) return hit.value;
+    if (cache.size >= maxHosts) cache.delete(cache.keys().next().value as string);
+    // Concurrent callers share one computation; a failed one (null) is not kept.
+    const value = compute(host);
+    cache.set(host, { at, value });
+    if ((await value) === null) cache.delete(host);
+    return value;
   };
 }
 

@@ -211,4 +211,31 @@ describe('createReputationLookup', () => {
     expect(await lookup({ url: 'https://api.example/a' })).toBeNull();
     expect(errors).toHaveLength(1);
   });
+
+  it('reuses the reputation of a host for the ttl, then reads again; concurrent callers share one read', async () => {
+    let reads = 0;
+    let clock = NOW.getTime();
+    const lookup = createReputationLookup({
+      now: () => new Date(clock),
+      ttlMs: 60_000,
+      source: {
+        async observationsByHost() {
+          reads++;
+          return [1, 2, 3, 4, 5].map((d) => obs(A, d));
+        },
+        checksByHost: async () => [],
+        paidCalls: async () => [],
+      },
+    });
+    await Promise.all([lookup({ url: 'https://api.example/a' }), lookup({ url: 'https://api.example/b' })]);
+    expect(reads).toBe(1);
+    clock += 59_000;
+    await lookup({ url: 'https://api.example/c' });
+    expect(reads).toBe(1);
+    clock += 2_000;
+    await lookup({ url: 'https://api.example/c' });
+    expect(reads).toBe(2);
+    await lookup({ url: 'https://other.example/c' });
+    expect(reads).toBe(3);
+  });
 });
