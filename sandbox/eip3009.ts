@@ -1,0 +1,92 @@
+/**
+ * EIP-3009 authorizations as a buyer signs them, and the x402 payment headers that carry them: for tests,
+ * benchmarks and the demo that need a payment they control (unsubmitted, canceled, replayed).
+ */
+import { type Hex, keccak256, toHex } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { BASE_USDC_ADDRESS } from './fiat-token.ts';
+
+export type Authorization = {
+  from: Hex;
+  to: Hex;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  nonce: Hex;
+};
+
+const TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+/** The USDC EIP-712 domain on the sandbox chain, the same as Base mainnet's (x402-notes §3.1). */
+export const usdcDomain = {
+  name: 'USD Coin',
+  version: '2',
+  chainId: 8453,
+  verifyingContract: BASE_USDC_ADDRESS as Hex,
+} as const;
+
+/** Signs a TransferWithAuthorization; the nonce is fresh unless given. */
+export async function signAuthorization(
+  buyer: PrivateKeyAccount,
+  terms: { to: Hex; value: bigint; validBefore: bigint; validAfter?: bigint; nonce?: Hex },
+): Promise<{ auth: Authorization; signature: Hex }> {
+  const auth: Authorization = {
+    from: buyer.address,
+    to: terms.to,
+    value: terms.value,
+    validAfter: terms.validAfter ?? 0n,
+    validBefore: terms.validBefore,
+    nonce: terms.nonce ?? keccak256(toHex(`${buyer.address}-${performance.now()}-${Math.random()}`)),
+  };
+  const signature = await buyer.signTypedData({
+    domain: usdcDomain,
+    types: TYPES,
+    primaryType: 'TransferWithAuthorization',
+    message: auth,
+  });
+  return { auth, signature };
+}
+
+const wire = (auth: Authorization) => ({
+  ...auth,
+  value: auth.value.toString(),
+  validAfter: auth.validAfter.toString(),
+  validBefore: auth.validBefore.toString(),
+});
+const base64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+
+/** The v2 `PAYMENT-SIGNATURE` value a buyer would send for this authorization (exact scheme, Base USDC). */
+export function v2PaymentHeader(auth: Authorization, signature: Hex): string {
+  return base64({
+    x402Version: 2,
+    payload: { authorization: wire(auth), signature },
+    accepted: {
+      scheme: 'exact',
+      network: 'eip155:8453',
+      amount: auth.value.toString(),
+      asset: BASE_USDC_ADDRESS,
+      payTo: auth.to,
+      maxTimeoutSeconds: 300,
+      extra: { name: 'USD Coin', version: '2' },
+    },
+  });
+}
+
+/** The v1 `X-PAYMENT` value for the same authorization. */
+export function v1PaymentHeader(auth: Authorization, signature: Hex): string {
+  return base64({
+    x402Version: 1,
+    scheme: 'exact',
+    network: 'base',
+    payload: { authorization: wire(auth), signature },
+  });
+}
