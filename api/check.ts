@@ -3,11 +3,11 @@
  * spec §2.1 (paid, exempt) and §2.4 (free, dry run). Every tier runs this same code on the same data; the tier
  * only chooses how much of the result the answer shows (spec §1, pricing principle).
  */
-import { atomicToUsd } from '../core/amount.ts';
+import { atomicToUsd, isAtomic } from '../core/amount.ts';
 import { decodeChallenge } from '../core/challenge.ts';
 import { confidence } from '../core/confidence.ts';
 import { HISTORY_LIMIT, observationOf, payToChanged, summarizeHistory } from '../core/history.ts';
-import type { ProbeOutcome } from '../core/model.ts';
+import type { ChallengeResult, ProbeOutcome, Quality } from '../core/model.ts';
 import { canonicalUsdc } from '../core/networks.ts';
 import { buildPayment, paymentTermsSha256 } from '../core/payment.ts';
 import type { ProbeCache } from '../core/probe-cache.ts';
@@ -48,6 +48,21 @@ export type CheckResult = {
   free: Record<string, unknown>;
 };
 
+/**
+ * What a probe says, decoded once: a reused probe is the same object, and its challenge and quality depend on
+ * nothing else, so every check that reuses it shares one decode.
+ */
+const decoded = new WeakMap<ProbeOutcome, { challenge: ChallengeResult | null; quality: Quality }>();
+function readOutcome(outcome: ProbeOutcome): { challenge: ChallengeResult | null; quality: Quality } {
+  let read = decoded.get(outcome);
+  if (!read) {
+    const challenge = outcome.kind === 'response' ? decodeChallenge(outcome.response) : null;
+    read = { challenge, quality: assessQuality(outcome, challenge) };
+    decoded.set(outcome, read);
+  }
+  return read;
+}
+
 /** Runs one check and durably issues its receipt. Failures of the target are verdicts, never exceptions. */
 export async function runCheck(
   deps: CheckDeps,
@@ -62,7 +77,7 @@ export async function runCheck(
     deps.store.listing(params.urlNorm, params.method),
     deps.store.observations(params.urlNorm, params.method),
   ]);
-  const challenge = outcome.kind === 'response' ? decodeChallenge(outcome.response) : null;
+  const { challenge, quality } = readOutcome(outcome);
   const request = {
     url: params.url,
     method: params.method,
@@ -97,7 +112,8 @@ export async function runCheck(
     verdict: decision.verdict,
     reason: decision.reason,
     ...(decision.reason === 'free_trial_active' ? { free_trial_remaining: decision.freeTrialRemaining } : {}),
-    quoted_price_usd: option && usdc ? atomicToUsd(option.amount, usdc.decimals) : null,
+    quoted_price_usd:
+      option && usdc && isAtomic(option.amount) ? atomicToUsd(option.amount, usdc.decimals) : null,
     claimed_price_usd: params.claimedPrice === null ? null : Number(params.claimedPrice),
     pay_to: option?.payTo ?? null,
     network: option?.network ?? null,
@@ -128,7 +144,7 @@ export async function runCheck(
       expectedPayTo: decision.expectedPayTo,
     }),
     history: summarizeHistory(observations, now),
-    quality: assessQuality(outcome, challenge),
+    quality,
     ...(decision.expiry ? { expiry_check: decision.expiry } : {}),
   };
 

@@ -4,6 +4,7 @@
  * where it is not (resource metadata, `error`, `extensions`, unknown members are ignored).
  */
 import * as v from 'valibot';
+import { isAtomic } from './amount.ts';
 
 /** More options than any real seller offers; past it the challenge is refused rather than walked. */
 export const MAX_ACCEPTS = 64;
@@ -15,13 +16,17 @@ const MAX_META = 2048;
 const MAX_UNIX_SECONDS = 253_402_300_799;
 
 /** Atomic units: decimal digits only; 78 digits hold any uint256. No sign, point, exponent or space. */
-const ATOMIC = /^\d{1,78}$/;
 const UNIX_DIGITS = /^\d{1,12}$/;
 /** ISO 8601 date-time with an explicit zone (a zone-less time would depend on the host's TZ). */
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 const field = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
-const atomic = v.pipe(v.string(), v.regex(ATOMIC, 'amount must be atomic units: 1 to 78 decimal digits'));
+// One rule for amounts everywhere (core/amount.ts): canonical decimal digits, no leading zero, at most uint256.
+// A padded amount such as "0010000" is refused rather than rewritten: the terms hash is computed over the string.
+const atomic = v.pipe(
+  v.string(),
+  v.check(isAtomic, 'amount must be atomic units: decimal digits without leading zeros, at most 2^256 - 1'),
+);
 const timeout = v.nullish(v.pipe(v.number(), v.safeInteger(), v.minValue(0)));
 // A custom guard rather than `v.record`, which would copy arrays into objects and walk every key.
 const plainObject = v.pipe(

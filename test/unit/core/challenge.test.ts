@@ -161,13 +161,21 @@ describe('decodeChallenge: v2 header', () => {
     expect(value.accepts.map((a) => a.network)).toEqual([BASE, BASE]);
   });
 
-  it('accepts amount "0" and a 78-digit amount', () => {
-    const max = '9'.repeat(78);
+  it('accepts amount "0" and the largest uint256', () => {
+    const max = (2n ** 256n - 1n).toString();
     const value = ok(
       decodeChallenge(withAccepts(buildAccept({ amount: '0' }), buildAccept({ amount: max }))),
     );
     expect(value.accepts.map((a) => a.amount)).toEqual(['0', max]);
   });
+
+  it.each([['0010000'], ['00'], ['9'.repeat(78)], [(2n ** 256n).toString()]])(
+    'refuses amount %s: padded, or beyond what a uint256 authorization can carry',
+    (amount) => {
+      const result = decodeChallenge(withAccepts(buildAccept({ amount })));
+      expect(result).toMatchObject({ ok: false, kind: 'invalid' });
+    },
+  );
 
   it('accepts null maxTimeoutSeconds and null extra', () => {
     const value = ok(decodeChallenge(withAccepts(buildAccept({ maxTimeoutSeconds: null, extra: null }))));
