@@ -41,6 +41,10 @@ CREATE INDEX IF NOT EXISTS paid_calls_by_service ON paid_calls (service_id);
 `;
 
 const CHUNK = 200;
+/** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
+ *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
+const FLUSH_EVERY_MS = 1000;
+const FLUSH_AT_ROWS = 5000;
 /** The authority of a normalized URL (lower-case host, port only when not the default): `URL.host`. */
 const HOST_PATTERN = '^[a-z][a-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]*)';
 const LOADED_ENDPOINTS = 10_000;
@@ -60,17 +64,32 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   const listings = await loadListings(db);
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
 
+  // Endpoints with at least one observation in the table: a check of a new endpoint needs no query at all.
+  const known = new Set(
+    (await select(db, 'SELECT DISTINCT method, url_norm FROM observations', [])).map((row) =>
+      key(String(row.url_norm), row.method === 'POST' ? 'POST' : 'GET'),
+    ),
+  );
+  let inFlight: Array<[string, HttpMethod, Observation]> = [];
+
   const drain = async (): Promise<void> => {
     while (receiptQueue.length > 0 || observationQueue.length > 0) {
       const receipts = receiptQueue;
-      const observations = observationQueue;
+      inFlight = observationQueue;
       receiptQueue = [];
       observationQueue = [];
-      for (let i = 0; i < receipts.length; i += CHUNK) await insertReceipts(db, receipts.slice(i, i + CHUNK));
-      for (let i = 0; i < observations.length; i += CHUNK)
-        await insertObservations(db, observations.slice(i, i + CHUNK));
+      for (let i = 0; i < receipts.length; i += CHUNK) {
+        await insertChunk(receipts.slice(i, i + CHUNK), (rows) => insertReceipts(db, rows));
+      }
+      for (let i = 0; i < inFlight.length; i += CHUNK) {
+        await insertChunk(inFlight.slice(i, i + CHUNK), (rows) => insertObservations(db, rows));
+      }
+      inFlight = [];
     }
   };
+  /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
+  const unflushed = (k: string) =>
+    [...inFlight, ...observationQueue].filter(([u, m]) => key(u, m) === k).map(([, , o]) => o);
   const flush = async (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = null;
@@ -85,7 +104,8 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     timer ??= setTimeout(() => {
       timer = null;
       flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
-    }, 25);
+    }, FLUSH_EVERY_MS);
+    if (receiptQueue.length + observationQueue.length >= FLUSH_AT_ROWS) void flush().catch(() => {});
   };
 
   return {
@@ -95,6 +115,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     },
     addObservation(urlNorm, method, observation) {
       observationQueue.push([urlNorm, method, observation]);
+      known.add(key(urlNorm, method));
       const list = loaded.get(key(urlNorm, method));
       if (list) {
         list.unshift(observation);
@@ -110,16 +131,23 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       let pending = loading.get(k);
       if (!pending) {
         pending = (async () => {
-          await flush();
-          const rows = await select(
-            db,
-            `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
-             WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`,
-            [urlNorm, method],
-          );
-          const list = rows.map(toObservation);
+          // No flush: what the table does not hold yet is still in the queue, and is merged in below.
+          const rows = known.has(k)
+            ? await select(
+                db,
+                `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
+                 WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`,
+                [urlNorm, method],
+              )
+            : [];
+          const byTime = new Map<string, Observation>();
+          for (const item of [...rows.map(toObservation), ...unflushed(k)])
+            byTime.set(item.observed_at, item);
+          const list = [...byTime.values()]
+            .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
+            .slice(0, OBSERVATIONS_KEPT);
           if (loaded.size >= LOADED_ENDPOINTS) loaded.delete(loaded.keys().next().value as string);
-          // Observations added while the query ran were queued and flushed before it, or arrive after this set.
+          // An observation added while the query ran was pushed to the queue, and read by `unflushed` above.
           if (!loaded.has(k)) loaded.set(k, list);
           return loaded.get(k)!;
         })().finally(() => loading.delete(k));
@@ -256,6 +284,28 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   };
 }
 
+/**
+ * Inserts a chunk in one statement; if that fails, row by row, so one row the index cannot take (it stays in the
+ * journal and its file) does not keep the others out.
+ */
+async function insertChunk<T>(rows: T[], insert: (rows: T[]) => Promise<void>): Promise<void> {
+  try {
+    await insert(rows);
+  } catch {
+    for (const row of rows) {
+      await insert([row]).catch((error: unknown) =>
+        console.error('[spotcheck] [store] row not indexed', error),
+      );
+    }
+  }
+}
+
+/** Doubles are bound as text and cast in SQL: the driver binds an integer-valued number as BIGINT, which
+ *  overflows for a price such as 1e71 that a hostile challenge can produce. */
+function double(value: number | null): string | null {
+  return value === null || !Number.isFinite(value) ? null : String(value);
+}
+
 async function select(db: DuckDBConnection, sql: string, values: DuckDBValue[]) {
   const reader = await db.runAndReadAll(sql, values);
   return reader.getRowObjectsJS() as Array<Record<string, unknown>>;
@@ -292,14 +342,14 @@ async function insertObservations(db: DuckDBConnection, rows: Array<[string, Htt
       method,
       o.observed_at,
       o.http_status,
-      o.price_usd,
+      double(o.price_usd),
       o.amount_atomic,
       o.network,
       o.asset,
     );
     values.push(o.pay_to);
   }
-  const tuple = `(${Array(9).fill('?').join(',')})`;
+  const tuple = '(?, ?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?)';
   await db.run(`INSERT OR IGNORE INTO observations VALUES ${rows.map(() => tuple).join(',')}`, values);
 }
 
@@ -307,8 +357,8 @@ async function insertListings(db: DuckDBConnection, rows: Array<Listing & { urlN
   if (rows.length === 0) return;
   const values: DuckDBValue[] = [];
   for (const l of rows)
-    values.push(l.urlNorm, l.method, l.url, l.priceUsd, l.network, l.asset, l.payTo, l.source);
-  const tuple = `(${Array(8).fill('?').join(',')})`;
+    values.push(l.urlNorm, l.method, l.url, double(l.priceUsd), l.network, l.asset, l.payTo, l.source);
+  const tuple = '(?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?)';
   await db.run(`INSERT OR REPLACE INTO listings VALUES ${rows.map(() => tuple).join(',')}`, values);
 }
 

@@ -86,6 +86,19 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect((await store.observations('https://a.example/x', 'GET'))[0]?.pay_to).toBeNull();
     });
 
+    it('keeps an observation whose price no 64-bit integer holds, and reads it back before and after a reopen', async () => {
+      const huge = { ...obs('2026-11-03T00:00:00.000Z', null), price_usd: 1.157920892373162e71 };
+      store.addObservation('https://big.example/x', 'GET', huge);
+      store.addObservation('https://big.example/x', 'GET', obs('2026-11-03T00:01:00.000Z', null));
+      expect((await store.observations('https://big.example/x', 'GET')).map((o) => o.price_usd)).toEqual([
+        0.01, 1.157920892373162e71,
+      ]);
+      await store.flush();
+      expect((await store.observations('https://big.example/x', 'GET'))[1]?.price_usd).toBe(
+        1.157920892373162e71,
+      );
+    });
+
     it('imports listings per source, replacing that source only', async () => {
       const listing = (source: string, price: number) => ({
         urlNorm: 'https://a.example/x',
