@@ -55,7 +55,24 @@ export function createLedger(parts: {
 }): Ledger {
   const { journal, store, quota, receiptsDir } = parts;
   const recent = new Map<string, Record<string, unknown>>();
-  const writes = new Set<Promise<void>>();
+  // Receipt files are written one at a time by a single background writer: their syscalls would otherwise fill
+  // libuv's thread pool ahead of the journal's write and fdatasync, which every answer waits for.
+  const pendingFiles = new Map<string, Record<string, unknown>>();
+  let writer: Promise<void> | null = null;
+  const kick = (): void => {
+    if (writer) return;
+    writer = (async () => {
+      for (const [id, receipt] of pendingFiles) {
+        await writeReceiptFile(receiptsDir, receipt as { id: string }).catch((error: unknown) =>
+          console.error('[spotcheck] [ledger] receipt file not written', error),
+        );
+        pendingFiles.delete(id);
+      }
+    })().finally(() => {
+      writer = null;
+      if (pendingFiles.size > 0) kick();
+    });
+  };
 
   const remember = (receipt: Record<string, unknown>) => {
     if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
@@ -66,10 +83,11 @@ export function createLedger(parts: {
     if (record.observation) {
       store.addObservation(record.observation.urlNorm, record.observation.method, record.observation.value);
     }
-    const write = writeReceiptFile(receiptsDir, record.receipt as { id: string })
-      .catch((error: unknown) => console.error('[spotcheck] [ledger] receipt file not written', error))
-      .finally(() => writes.delete(write));
-    writes.add(write);
+    pendingFiles.set(String(record.receipt.id), record.receipt);
+    kick();
+  };
+  const settle = async (): Promise<void> => {
+    while (writer) await writer;
   };
 
   return {
@@ -86,7 +104,7 @@ export function createLedger(parts: {
       await journal.append(record);
     },
     async get(id) {
-      const hit = recent.get(id);
+      const hit = recent.get(id) ?? pendingFiles.get(id);
       if (hit) return hit;
       const file = (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
       return file ?? (await store.receipt(id));
@@ -115,13 +133,11 @@ export function createLedger(parts: {
         last = position.cursor;
       });
       await store.flush();
-      await Promise.all(writes);
+      await settle();
       if (last !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: last }));
       return { records, reindexed };
     },
-    async settle() {
-      await Promise.all(writes);
-    },
+    settle,
   };
 }
 
