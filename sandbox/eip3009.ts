@@ -1,10 +1,12 @@
 /**
  * EIP-3009 authorizations as a buyer signs them, and the x402 payment headers that carry them: for tests,
- * benchmarks and the demo that need a payment they control (unsubmitted, canceled, replayed).
+ * benchmarks and the demo that need a payment they control (unsubmitted, canceled, replayed), and the relayer
+ * that submits or cancels them on the sandbox chain.
  */
-import { type Hex, keccak256, toHex } from 'viem';
+import { createWalletClient, type Hex, http, keccak256, parseAbi, toHex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { BASE_USDC_ADDRESS } from './fiat-token.ts';
+import { type Chain, localBase } from './chain.ts';
+import { BASE_USDC_ADDRESS, fiatTokenAbi } from './fiat-token.ts';
 
 export type Authorization = {
   from: Hex;
@@ -55,6 +57,60 @@ export async function signAuthorization(
   });
   return { auth, signature };
 }
+
+/** Submits a signed authorization from the relayer, which pays the gas; resolves to the transaction hash. A
+ *  fixed `gas` skips estimation, so a transfer the token refuses still lands as a reverted transaction. */
+export function submitAuthorization(
+  chain: Chain,
+  auth: Authorization,
+  signature: Hex,
+  options: { gas?: bigint } = {},
+): Promise<Hex> {
+  return relayer(chain).writeContract({
+    address: chain.usdc,
+    abi: fiatTokenAbi,
+    functionName: 'transferWithAuthorization',
+    args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, signature],
+    ...(options.gas === undefined ? {} : { gas: options.gas }),
+  });
+}
+
+// fiat-token.ts types only what the installer and the transfer need; cancellation is EIP-3009's other half.
+const cancelAbi = parseAbi([
+  'function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)',
+]);
+
+/** The buyer signs a CancelAuthorization for `auth`'s nonce and the relayer submits it; resolves to the hash. */
+export async function cancelAuthorization(
+  chain: Chain,
+  buyer: PrivateKeyAccount,
+  auth: Authorization,
+): Promise<Hex> {
+  const signature = await buyer.signTypedData({
+    domain: usdcDomain,
+    types: {
+      CancelAuthorization: [
+        { name: 'authorizer', type: 'address' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'CancelAuthorization',
+    message: { authorizer: auth.from, nonce: auth.nonce },
+  });
+  return relayer(chain).writeContract({
+    address: chain.usdc,
+    abi: cancelAbi,
+    functionName: 'cancelAuthorization',
+    args: [auth.from, auth.nonce, signature],
+  });
+}
+
+const relayer = (chain: Chain) =>
+  createWalletClient({
+    account: chain.accounts.relayer,
+    chain: localBase(chain.rpcUrl),
+    transport: http(chain.rpcUrl),
+  });
 
 const wire = (auth: Authorization) => ({
   ...auth,

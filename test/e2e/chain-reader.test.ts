@@ -3,13 +3,20 @@
  * a buyer signs EIP-3009 authorizations, the relayer submits or cancels them, and time moves with anvil.
  */
 
-import { createWalletClient, type Hex, http, keccak256, toHex } from 'viem';
+import type { Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PaymentStatusQuery, parsePaymentStatusInput } from '../../core/payment-input.ts';
 import { decidePaymentStatus, noSourceAnswered } from '../../core/payment-status.ts';
 import { createChainReader, eip3009Abi } from '../../io/chain-reader.ts';
-import { type Chain, freePort, localBase, startChain } from '../../sandbox/chain.ts';
+import { type Chain, freePort, startChain } from '../../sandbox/chain.ts';
+import {
+  type Authorization,
+  cancelAuthorization,
+  signAuthorization,
+  submitAuthorization,
+  v2PaymentHeader,
+} from '../../sandbox/eip3009.ts';
 
 let chain: Chain;
 let deadUrl: string;
@@ -22,15 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await chain?.stop();
 });
-
-type Authorization = {
-  from: Hex;
-  to: Hex;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-};
 
 const twoSources = () =>
   createChainReader({
@@ -49,78 +47,30 @@ function buyer(): PrivateKeyAccount {
   return account;
 }
 
-const domain = () => ({ name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: chain.usdc });
-
 async function headTime(): Promise<bigint> {
   return (await chain.publicClient.getBlock({ blockTag: 'latest' })).timestamp;
 }
 
-async function sign(label: string, lifetime: bigint): Promise<{ auth: Authorization; signature: Hex }> {
-  const auth: Authorization = {
-    from: buyer().address,
+/** A fresh authorization of 0.01 USDC to the service wallet, valid for `lifetime` seconds of chain time. */
+async function sign(lifetime: bigint) {
+  return signAuthorization(buyer(), {
     to: chain.accounts.service.address,
     value: 10_000n,
-    validAfter: 0n,
     validBefore: (await headTime()) + lifetime,
-    nonce: keccak256(toHex(`${label}-${Date.now()}`)),
-  };
-  const signature = await buyer().signTypedData({
-    domain: domain(),
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
-    primaryType: 'TransferWithAuthorization',
-    message: auth,
-  });
-  return { auth, signature };
-}
-
-function relayer() {
-  return createWalletClient({
-    account: chain.accounts.relayer,
-    chain: localBase(chain.rpcUrl),
-    transport: http(chain.rpcUrl),
   });
 }
 
 /** The v2 PAYMENT-SIGNATURE value a buyer would have sent, through the real input parser. */
 function queryOf(auth: Authorization, signature: Hex): PaymentStatusQuery {
-  const payload = {
-    x402Version: 2,
-    payload: {
-      authorization: {
-        ...auth,
-        value: auth.value.toString(),
-        validAfter: auth.validAfter.toString(),
-        validBefore: auth.validBefore.toString(),
-      },
-      signature,
-    },
-    accepted: { scheme: 'exact', network: 'eip155:8453', amount: '10000', asset: chain.usdc, payTo: auth.to },
-  };
-  const parsed = parsePaymentStatusInput({
-    payment_payload: Buffer.from(JSON.stringify(payload)).toString('base64'),
-  });
+  const parsed = parsePaymentStatusInput({ payment_payload: v2PaymentHeader(auth, signature) });
   if (!parsed.ok) throw new Error(`payload refused: ${parsed.code}`);
   return parsed.value;
 }
 
 describe('chain reader on anvil', () => {
   it('finds a settled authorization, and its confirmations grow with new blocks', async () => {
-    const { auth, signature } = await sign('landed', 300n);
-    const hash = await relayer().writeContract({
-      address: chain.usdc,
-      abi: eip3009Abi,
-      functionName: 'transferWithAuthorization',
-      args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, signature],
-    });
+    const { auth, signature } = await sign(300n);
+    const hash = await submitAuthorization(chain, auth, signature);
     const mined = await chain.publicClient.waitForTransactionReceipt({ hash });
     expect(mined.status).toBe('success');
 
@@ -165,7 +115,7 @@ describe('chain reader on anvil', () => {
   });
 
   it('is pending while the authorization can settle, then not_landed and safe to re-sign', async () => {
-    const { auth, signature } = await sign('expires', 60n);
+    const { auth, signature } = await sign(60n);
     const query = queryOf(auth, signature);
     const reader = twoSources();
 
@@ -200,13 +150,7 @@ describe('chain reader on anvil', () => {
 
     // A relayer that submits it anyway gets a reverted transaction; its hash alone still identifies the
     // authorization (from the calldata) and gives the same answer.
-    const reverted = await relayer().writeContract({
-      address: chain.usdc,
-      abi: eip3009Abi,
-      functionName: 'transferWithAuthorization',
-      args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, signature],
-      gas: 300_000n,
-    });
+    const reverted = await submitAuthorization(chain, auth, signature, { gas: 300_000n });
     expect((await chain.publicClient.waitForTransactionReceipt({ hash: reverted })).status).toBe('reverted');
     const byHash = parsePaymentStatusInput({ tx_hash: reverted });
     if (!byHash.ok) throw new Error(byHash.code);
@@ -243,24 +187,8 @@ describe('chain reader on anvil', () => {
   });
 
   it('reports a canceled authorization', async () => {
-    const { auth, signature } = await sign('canceled', 300n);
-    const cancelSignature = await buyer().signTypedData({
-      domain: domain(),
-      types: {
-        CancelAuthorization: [
-          { name: 'authorizer', type: 'address' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'CancelAuthorization',
-      message: { authorizer: auth.from, nonce: auth.nonce },
-    });
-    const hash = await relayer().writeContract({
-      address: chain.usdc,
-      abi: eip3009Abi,
-      functionName: 'cancelAuthorization',
-      args: [auth.from, auth.nonce, cancelSignature],
-    });
+    const { auth, signature } = await sign(300n);
+    const hash = await cancelAuthorization(chain, buyer(), auth);
     await chain.publicClient.waitForTransactionReceipt({ hash });
 
     const query = queryOf(auth, signature);
@@ -275,7 +203,7 @@ describe('chain reader on anvil', () => {
   });
 
   it('reports every source failed when no source answers', async () => {
-    const { auth, signature } = await sign('dead', 300n);
+    const { auth, signature } = await sign(300n);
     const reader = createChainReader({
       sources: [
         { name: 'dead-1', url: deadUrl },

@@ -8,40 +8,20 @@ import { x402Client } from '@x402/core/client';
 import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
-import { createWalletClient, type Hex, http, keccak256, toHex } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaymentStatusResult } from '../../core/payment-status.ts';
-import { type ChainReader, eip3009Abi } from '../../io/chain-reader.ts';
-import { freePort, localBase } from '../../sandbox/chain.ts';
+import type { ChainReader } from '../../io/chain-reader.ts';
+import { freePort } from '../../sandbox/chain.ts';
+import {
+  cancelAuthorization,
+  signAuthorization,
+  v1PaymentHeader,
+  v2PaymentHeader,
+} from '../../sandbox/eip3009.ts';
 import { startWorld, type World } from '../../sandbox/world.ts';
 import { verifyReceipt } from '../../verify/verify.ts';
+import type { PaymentStatusAnswer as Answer } from '../fixtures/payment.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
-
-/** What the route answers: the spec §2.7 result (plus `error` on error answers, for the tests' convenience). */
-type Answer = PaymentStatusResult & {
-  id: string;
-  type: string;
-  receipt_url: string;
-  claim: PaymentStatusResult['claim'] & { receipt: string };
-  receipt: Record<string, unknown> & { kid: string };
-  access: {
-    tier: string;
-    free_per_day?: number;
-    free_used_today?: number;
-    charged_usd?: string;
-    tx?: string;
-  };
-  error: { code: string; message: string };
-};
-type Authorization = {
-  from: Hex;
-  to: Hex;
-  value: bigint;
-  validAfter: bigint;
-  validBefore: bigint;
-  nonce: Hex;
-};
 
 let world: World;
 let spot: TestService;
@@ -87,69 +67,16 @@ function buyer(index: number): PrivateKeyAccount {
   return privateKeyToAccount(key);
 }
 
-const domain = () => ({ name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: world.chain.usdc });
 const headTime = async () => (await world.chain.publicClient.getBlock({ blockTag: 'latest' })).timestamp;
-const relayer = () =>
-  createWalletClient({
-    account: world.chain.accounts.relayer,
-    chain: localBase(world.chain.rpcUrl),
-    transport: http(world.chain.rpcUrl),
-  });
 
-async function signAuthorization(who: PrivateKeyAccount, label: string, lifetime: bigint) {
-  const auth: Authorization = {
-    from: who.address,
+/** A fresh authorization of 0.01 USDC to the sellers' wallet, valid for `lifetime` seconds of chain time. */
+async function sign(who: PrivateKeyAccount, lifetime: bigint) {
+  return signAuthorization(who, {
     to: world.sellers.payTo,
     value: 10_000n,
-    validAfter: 0n,
     validBefore: (await headTime()) + lifetime,
-    nonce: keccak256(toHex(`${label}-${Date.now()}-${Math.random()}`)),
-  };
-  const signature = await who.signTypedData({
-    domain: domain(),
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
-    primaryType: 'TransferWithAuthorization',
-    message: auth,
   });
-  return { auth, signature };
 }
-
-const wire = (auth: Authorization) => ({
-  ...auth,
-  value: auth.value.toString(),
-  validAfter: auth.validAfter.toString(),
-  validBefore: auth.validBefore.toString(),
-});
-const base64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
-/** The v2 PAYMENT-SIGNATURE and v1 X-PAYMENT values a buyer would have sent for this authorization. */
-const v2Payload = (auth: Authorization, signature: Hex) =>
-  base64({
-    x402Version: 2,
-    payload: { authorization: wire(auth), signature },
-    accepted: {
-      scheme: 'exact',
-      network: 'eip155:8453',
-      amount: '10000',
-      asset: world.chain.usdc,
-      payTo: auth.to,
-    },
-  });
-const v1Payload = (auth: Authorization, signature: Hex) =>
-  base64({
-    x402Version: 1,
-    scheme: 'exact',
-    network: 'base',
-    payload: { authorization: wire(auth), signature },
-  });
 
 describe('a payment settled by the facilitator', () => {
   let payload = '';
@@ -227,26 +154,10 @@ describe('a payment settled by the facilitator', () => {
 
 describe('an authorization that was canceled', () => {
   it('is canceled', async () => {
-    const { auth, signature } = await signAuthorization(buyer(1), 'canceled', 300n);
-    const cancel = await buyer(1).signTypedData({
-      domain: domain(),
-      types: {
-        CancelAuthorization: [
-          { name: 'authorizer', type: 'address' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
-      primaryType: 'CancelAuthorization',
-      message: { authorizer: auth.from, nonce: auth.nonce },
-    });
-    const hash = await relayer().writeContract({
-      address: world.chain.usdc,
-      abi: eip3009Abi,
-      functionName: 'cancelAuthorization',
-      args: [auth.from, auth.nonce, cancel],
-    });
+    const { auth, signature } = await sign(buyer(1), 300n);
+    const hash = await cancelAuthorization(world.chain, buyer(1), auth);
     await world.chain.publicClient.waitForTransactionReceipt({ hash });
-    const body = await status({ payment_payload: v2Payload(auth, signature) }, { label: 'canceled' });
+    const body = await status({ payment_payload: v2PaymentHeader(auth, signature) }, { label: 'canceled' });
     expect(body).toMatchObject({
       status: 'canceled',
       reason: 'canceled_onchain',
@@ -290,12 +201,12 @@ describe('when no chain source answers', () => {
       FACILITATOR_URL: world.state.facilitatorUrl,
     });
     try {
-      const { auth, signature } = await signAuthorization(buyer(2), 'dead', 300n);
+      const { auth, signature } = await sign(buyer(2), 300n);
       for (let i = 0; i < 6; i++) {
         const res = await fetch(`${dead.url}/v1/products/payment-status`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.50' },
-          body: JSON.stringify({ payment_payload: v2Payload(auth, signature) }),
+          body: JSON.stringify({ payment_payload: v2PaymentHeader(auth, signature) }),
         });
         // A sixth 503, not a 402: none of the five free checks was used.
         expect(res.status).toBe(503);
@@ -309,9 +220,9 @@ describe('when no chain source answers', () => {
 
 describe('an authorization that was never submitted (moves chain time: keep last)', () => {
   it('is pending until validBefore + 120 s, then not_landed and safe to re-sign (v1 and v2 payloads)', async () => {
-    const { auth, signature } = await signAuthorization(buyer(2), 'unsettled', 60n);
-    const v2 = v2Payload(auth, signature);
-    const v1 = v1Payload(auth, signature);
+    const { auth, signature } = await sign(buyer(2), 60n);
+    const v2 = v2PaymentHeader(auth, signature);
+    const v1 = v1PaymentHeader(auth, signature);
     const waitUntil = new Date(Number(auth.validBefore + 120n) * 1000).toISOString();
     for (const payment_payload of [v2, v1]) {
       const body = await status({ payment_payload }, { label: 'pending' });

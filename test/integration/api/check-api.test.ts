@@ -3,8 +3,8 @@
  * injected seam: parameter validation, the free tier and its exact accounting, dry runs, exempt keys.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ProbeOutcome } from '../../../core/model.ts';
-import { buildV2Header } from '../../fixtures/challenge.ts';
+import { PAY_TO } from '../../fixtures/challenge.ts';
+import { fakeProber } from '../../fixtures/probe.ts';
 import {
   appFetch,
   EXEMPT_SECRET,
@@ -13,27 +13,7 @@ import {
   type TestService,
 } from '../../helpers/service.ts';
 
-const PAY_TO = '0x1111111111111111111111111111111111111111';
-let probes = 0;
-const prober = {
-  async probe(url: string): Promise<ProbeOutcome> {
-    probes++;
-    return {
-      kind: 'response',
-      probedAt: new Date().toISOString(),
-      elapsedMs: 1,
-      response: {
-        status: 402,
-        headers: { 'payment-required': buildV2Header(), 'content-type': 'application/json' },
-        body: '{}',
-        bodyTruncated: false,
-        methodUsed: 'GET',
-        finalUrl: url,
-        redirects: 0,
-      },
-    };
-  },
-};
+const prober = fakeProber();
 
 let running: TestService[] = [];
 async function start(dataDir?: string) {
@@ -286,11 +266,11 @@ describe('exempt keys', () => {
 describe('probe reuse', () => {
   it('probes a URL and method once per 5 minutes, and says so', async () => {
     const spot = await start();
-    const before = probes;
+    const before = prober.calls;
     const key = { headers: { 'x-service-key': EXEMPT_SECRET } };
     const [a, b] = await Promise.all([check(spot, target('same'), key), check(spot, target('same'), key)]);
     const c = await check(spot, `url=${encodeURIComponent('HTTPS://Seller.Example:443/item/same/')}`, key);
-    expect(probes - before).toBe(1);
+    expect(prober.calls - before).toBe(1);
     const cached = await Promise.all(
       [a, b, c].map(
         async (res) => ((await res.json()) as { probe: { cached: boolean; cache_ttl_s: number } }).probe,

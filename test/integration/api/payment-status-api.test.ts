@@ -12,16 +12,21 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ChainReaderLike, chainReaderFromUrls } from '../../../api/payment-status.ts';
-import type { ProbeOutcome } from '../../../core/model.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
-import type { ChainQuery, PaymentStatusResult, SourceEvidence } from '../../../core/payment-status.ts';
+import type { ChainQuery, SourceEvidence } from '../../../core/payment-status.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';
-import { buildAccept, buildV2Header, PAY_TO, RESOURCE_URL } from '../../fixtures/challenge.ts';
+import { buildAccept, PAY_TO, RESOURCE_URL } from '../../fixtures/challenge.ts';
+import {
+  type PaymentStatusAnswer as Answer,
+  sourceEvidence,
+  TX,
+  unreachableSource,
+} from '../../fixtures/payment.ts';
+import { fakeProber } from '../../fixtures/probe.ts';
 import { appFetch, EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
 
 const BUYER = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
 const NONCE = `0x${'7a'.repeat(32)}` as const;
-const TX = `0x${'ab'.repeat(32)}` as const;
 const SETTLE_TX = `0x${'cd'.repeat(32)}` as const;
 const HEAD_TIME = 1_800_000_000;
 const SELLER_URL = 'https://seller.example/paid';
@@ -32,27 +37,13 @@ const reads: ChainQuery[] = [];
 const chain: ChainReaderLike = {
   async read(query) {
     reads.push(query);
-    const base: SourceEvidence = {
-      name: 'rpc-1',
-      ok: true,
-      head: 500,
-      headTime: HEAD_TIME,
-      nonceUsed: false,
-      usedLog: null,
-      canceledLog: null,
-      receipt: null,
-      recovered: null,
-      error: null,
-      rpcCalls: 2,
-    };
     const one = (name: string): SourceEvidence => {
-      if (chainMode === 'down') {
-        return { ...base, name, ok: false, head: null, headTime: null, nonceUsed: null, error: 'refused' };
-      }
+      if (chainMode === 'down') return unreachableSource(name, 'refused');
       if (chainMode === 'landed') {
-        return {
-          ...base,
+        return sourceEvidence({
           name,
+          head: 500,
+          headTime: HEAD_TIME,
           nonceUsed: true,
           usedLog: { txHash: TX, blockNumber: 490 },
           receipt: {
@@ -62,34 +53,15 @@ const chain: ChainReaderLike = {
             transfer: { from: BUYER.address, to: PAY_TO, value: 10_000n },
           },
           rpcCalls: 4,
-        };
+        });
       }
-      return { ...base, name };
+      return sourceEvidence({ name, head: 500, headTime: HEAD_TIME });
     };
     return { sources: [one('rpc-1'), one('rpc-2')] };
   },
 };
 
-let probes = 0;
-const prober = {
-  async probe(url: string): Promise<ProbeOutcome> {
-    probes++;
-    return {
-      kind: 'response',
-      probedAt: new Date().toISOString(),
-      elapsedMs: 1,
-      response: {
-        status: 402,
-        headers: { 'payment-required': buildV2Header(), 'content-type': 'application/json' },
-        body: '{}',
-        bodyTruncated: false,
-        methodUsed: 'GET',
-        finalUrl: url,
-        redirects: 0,
-      },
-    };
-  },
-};
+const prober = fakeProber();
 
 const settles: unknown[] = [];
 const facilitator: FacilitatorClient = {
@@ -145,22 +117,6 @@ const post = (spot: TestService, body: unknown, init: RequestInit & { ip?: strin
   });
 const get = (spot: TestService, query: string, init: RequestInit & { ip?: string } = {}) =>
   appFetch(spot.service, `${PATH}?${query}`, init);
-/** What the route answers: the spec §2.7 result (plus `error` on error answers, for the tests' convenience). */
-type Answer = PaymentStatusResult & {
-  id: string;
-  type: string;
-  receipt_url: string;
-  claim: PaymentStatusResult['claim'] & { receipt: string };
-  receipt: Record<string, unknown> & { kid: string };
-  access: {
-    tier: string;
-    free_per_day?: number;
-    free_used_today?: number;
-    charged_usd?: string;
-    tx?: string;
-  };
-  error: { code: string; message: string };
-};
 const json = async (res: Response) => (await res.json()) as Answer;
 
 describe('400 codes (spec §7), never metered', () => {
@@ -346,7 +302,7 @@ describe('the answer and its receipt', () => {
 
   it('compares against the seller live 402 (probed once, through the probe cache); explicit terms win', async () => {
     const spot = await start();
-    const before = probes;
+    const before = prober.calls;
     const matched = await json(await post(spot, { payment_payload: payload(), seller_url: SELLER_URL }));
     expect(matched.terms_match).toMatchObject({
       amount: 'match',
@@ -370,7 +326,7 @@ describe('the answer and its receipt', () => {
     );
     expect(explicit.terms_match).toMatchObject({ amount: 'mismatch', pay_to: 'match', source: 'terms' });
     expect(explicit.claim.contact).toBe(RESOURCE_URL);
-    expect(probes - before).toBe(1);
+    expect(prober.calls - before).toBe(1);
   });
 
   it('exempt keys answer with tier exempt and use no free check', async () => {

@@ -1,29 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import {
-  createPublicClient,
-  createWalletClient,
-  getAddress,
-  http,
-  type PublicClient,
-  parseAbi,
-  toHex,
-} from 'viem';
+import { createPublicClient, getAddress, http, type PublicClient, parseAbi } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANVIL_MNEMONIC, type Chain, localBase, startChain } from '../../../sandbox/chain.ts';
+import { signAuthorization, submitAuthorization } from '../../../sandbox/eip3009.ts';
 import { fiatTokenAbi, MULTICALL3_ADDRESS } from '../../../sandbox/fiat-token.ts';
 import { startRpcProxy } from '../../../sandbox/rpc-proxy.ts';
 
-const types = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 const domainAbi = parseAbi(['function DOMAIN_SEPARATOR() view returns (bytes32)']);
 
 let chain: Chain;
@@ -38,40 +20,13 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-async function authorize(options: { value: bigint; validBefore: bigint; buyer?: number }) {
+/** Buyer `buyer` (default 0) signs a transfer of `value` to the service wallet. */
+function authorize(options: { value: bigint; validBefore: bigint; buyer?: number }) {
   const buyer = chain.accounts.buyers[options.buyer ?? 0]!;
-  const message = {
-    from: buyer.address,
+  return signAuthorization(buyer, {
     to: chain.accounts.service.address,
     value: options.value,
-    validAfter: 0n,
     validBefore: options.validBefore,
-    nonce: toHex(randomBytes(32)),
-  };
-  const signature = await buyer.signTypedData({
-    domain: { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: chain.usdc },
-    types,
-    primaryType: 'TransferWithAuthorization',
-    message,
-  });
-  return { message, signature };
-}
-
-function relayer() {
-  return createWalletClient({
-    account: chain.accounts.relayer,
-    chain: localBase(chain.rpcUrl),
-    transport: http(chain.rpcUrl),
-  });
-}
-
-async function submit(auth: Awaited<ReturnType<typeof authorize>>) {
-  const { from, to, value, validAfter, validBefore, nonce } = auth.message;
-  return relayer().writeContract({
-    address: chain.usdc,
-    abi: fiatTokenAbi,
-    functionName: 'transferWithAuthorization',
-    args: [from, to, value, validAfter, validBefore, nonce, auth.signature],
   });
 }
 
@@ -151,18 +106,22 @@ describe('EIP-3009 TransferWithAuthorization on the local USDC', () => {
   it('settles a buyer-signed authorization submitted by the relayer and refuses its replay', async () => {
     const buyer = chain.accounts.buyers[1]!.address;
     const service = chain.accounts.service.address;
-    const auth = await authorize({ value: 10_000n, validBefore: (await chainNow()) + 300n, buyer: 1 });
+    const { auth, signature } = await authorize({
+      value: 10_000n,
+      validBefore: (await chainNow()) + 300n,
+      buyer: 1,
+    });
     const state = () =>
       chain.publicClient.readContract({
         address: chain.usdc,
         abi: fiatTokenAbi,
         functionName: 'authorizationState',
-        args: [buyer, auth.message.nonce],
+        args: [buyer, auth.nonce],
       });
     const serviceBefore = await chain.balanceOf(service);
     expect(await state()).toBe(false);
 
-    const hash = await submit(auth);
+    const hash = await submitAuthorization(chain, auth, signature);
     const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
     expect(receipt.status).toBe('success');
     expect(await state()).toBe(true);
@@ -173,19 +132,25 @@ describe('EIP-3009 TransferWithAuthorization on the local USDC', () => {
       address: chain.usdc,
       abi: fiatTokenAbi,
       eventName: 'AuthorizationUsed',
-      args: { authorizer: buyer, nonce: auth.message.nonce },
+      args: { authorizer: buyer, nonce: auth.nonce },
       fromBlock: receipt.blockNumber,
     });
     expect(logs.map((log) => log.transactionHash)).toEqual([hash]);
 
-    await expect(submit(auth)).rejects.toThrow(/authorization is used or canceled/);
+    await expect(submitAuthorization(chain, auth, signature)).rejects.toThrow(
+      /authorization is used or canceled/,
+    );
     expect(await chain.balanceOf(service)).toBe(serviceBefore + 10_000n);
   });
 
   it('rejects an authorization once chain time has passed validBefore', async () => {
-    const auth = await authorize({ value: 1n, validBefore: (await chainNow()) + 60n, buyer: 2 });
+    const { auth, signature } = await authorize({
+      value: 1n,
+      validBefore: (await chainNow()) + 60n,
+      buyer: 2,
+    });
     await chain.increaseTime(120);
-    await expect(submit(auth)).rejects.toThrow(/authorization is expired/);
+    await expect(submitAuthorization(chain, auth, signature)).rejects.toThrow(/authorization is expired/);
   });
 });
 
@@ -199,14 +164,20 @@ describe('rpc proxy (the second chain source)', () => {
     });
     try {
       // A settled authorization, so `authorizationState` is true on the real chain.
-      const auth = await authorize({ value: 7n, validBefore: (await chainNow()) + 300n, buyer: 0 });
-      const receipt = await chain.publicClient.waitForTransactionReceipt({ hash: await submit(auth) });
+      const { auth, signature } = await authorize({
+        value: 7n,
+        validBefore: (await chainNow()) + 300n,
+        buyer: 0,
+      });
+      const receipt = await chain.publicClient.waitForTransactionReceipt({
+        hash: await submitAuthorization(chain, auth, signature),
+      });
       const stateVia = (c: PublicClient) =>
         c.readContract({
           address: chain.usdc,
           abi: fiatTokenAbi,
           functionName: 'authorizationState',
-          args: [auth.message.from, auth.message.nonce],
+          args: [auth.from, auth.nonce],
         });
 
       const head = await chain.publicClient.getBlockNumber();
@@ -230,7 +201,7 @@ describe('rpc proxy (the second chain source)', () => {
         address: chain.usdc,
         abi: fiatTokenAbi,
         eventName: 'AuthorizationUsed',
-        args: { authorizer: auth.message.from, nonce: auth.message.nonce },
+        args: { authorizer: auth.from, nonce: auth.nonce },
         fromBlock: receipt.blockNumber,
       });
       expect(logs).toEqual([]);

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 import { decodePayload, isBareRequest, parsePaymentStatusInput } from '../../../core/payment-input.ts';
-
-const FROM = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const TO = '0x1111111111111111111111111111111111111111';
-const NONCE = `0x${'23'.repeat(32)}`;
-const TX = `0x${'ab'.repeat(32)}`;
+import { FROM, NONCE, TO, TX } from '../../fixtures/payment.ts';
 
 function authorization(overrides: Record<string, unknown> = {}) {
   return {

@@ -11,11 +11,8 @@ import {
   noSourceAnswered,
   type SourceEvidence,
 } from '../../../core/payment-status.ts';
+import { FROM, NONCE, sourceEvidence, TO, TX, unreachableSource } from '../../fixtures/payment.ts';
 
-const FROM: Hex = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
-const TO: Hex = '0x1111111111111111111111111111111111111111';
-const NONCE: Hex = `0x${'23'.repeat(32)}`;
-const TX: Hex = `0x${'ab'.repeat(32)}`;
 const OTHER_TX: Hex = `0x${'cd'.repeat(32)}`;
 const VB = 1_800_000_000;
 const SECOND = BigInt(VB);
@@ -40,31 +37,14 @@ function query(overrides: Partial<PaymentStatusQuery> = {}): PaymentStatusQuery 
   };
 }
 
-function source(name: string, overrides: Partial<SourceEvidence> = {}): SourceEvidence {
-  return {
-    name,
-    ok: true,
-    head: 1000,
-    headTime: VB - 100,
-    nonceUsed: false,
-    usedLog: null,
-    canceledLog: null,
-    receipt: null,
-    recovered: null,
-    error: null,
-    rpcCalls: 2,
-    ...overrides,
-  };
-}
+/** A query by `tx_hash` alone: the authorization is unknown until a source recovers it. */
+const txHashQuery = () =>
+  query({ from: null, nonce: null, validBefore: null, txHash: TX, source: 'tx_hash', value: null, to: null });
 
-const down = (name: string): SourceEvidence => ({
-  ...source(name),
-  ok: false,
-  head: null,
-  headTime: null,
-  nonceUsed: null,
-  error: 'connection refused',
-});
+const source = (name: string, overrides: Partial<SourceEvidence> = {}): SourceEvidence =>
+  sourceEvidence({ name, head: 1000, headTime: VB - 100, ...overrides });
+
+const down = (name: string): SourceEvidence => unreachableSource(name, 'connection refused');
 
 function landedSource(name: string, head = 1000, txHash = TX): SourceEvidence {
   return source(name, {
@@ -247,15 +227,7 @@ describe('decidePaymentStatus: incomplete evidence', () => {
   });
 
   it('is tx_not_found for a tx_hash that no source knows', () => {
-    const q = query({
-      from: null,
-      nonce: null,
-      validBefore: null,
-      txHash: TX,
-      source: 'tx_hash',
-      value: null,
-      to: null,
-    });
+    const q = txHashQuery();
     const result = decide([source('a', { nonceUsed: null }), source('b', { nonceUsed: null })], q);
     expect(result).toMatchObject({ status: 'unknown', reason: 'tx_not_found', tx: null });
     expect(result.terms_match).toMatchObject({ asset: 'unknown', network: 'unknown', compared: null });
@@ -271,15 +243,7 @@ describe('decidePaymentStatus: incomplete evidence', () => {
       validBefore: SECOND,
     };
     const receipt = { txHash: TX, status: 'reverted' as const, blockNumber: 900, transfer: null };
-    const q = query({
-      from: null,
-      nonce: null,
-      validBefore: null,
-      txHash: TX,
-      source: 'tx_hash',
-      value: null,
-      to: null,
-    });
+    const q = txHashQuery();
     const seen = (name: string) => source(name, { headTime: VB + 300, recovered, receipt });
     const result = decide([seen('a'), seen('b')], q);
     expect(result).toMatchObject({
