@@ -76,6 +76,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     quota,
     receiptsDir: paths.receipts,
     checkpointFile: checkpointPath(config.dataDir),
+    now,
   });
   await ledger.recover();
 

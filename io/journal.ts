@@ -43,6 +43,11 @@ export type Journal = {
     visit: (record: unknown, position: JournalPosition) => void | Promise<void>,
     options?: { since?: string },
   ): Promise<void>;
+  /**
+   * The cursor just before the first record written on `day` (`YYYYMMDD`, UTC) or later: `replay({ since })`
+   * from it visits that day's records and skips whole earlier segments. Null when nothing was written since.
+   */
+  cursorBeforeDay(day: string): Promise<string | null>;
   stats(): JournalStats;
   /** Flushes what is queued, then closes; later appends reject. */
   close(): Promise<void>;
@@ -204,6 +209,11 @@ async function openLocked(
         limit: s.name === active?.name ? active.bytes : null,
       }));
       await readSegments(dir, files, visit, replayOptions.since, false);
+    },
+    async cursorBeforeDay(day) {
+      // Segments roll over at the UTC day boundary, so a day's records all sit in segments named for it or later.
+      const first = (await listSegments(dir)).find((segment) => segment.day >= day);
+      return first === undefined ? null : String(first.firstSeq - 1);
     },
     stats: () => ({ ...stats }),
     async close() {

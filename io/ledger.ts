@@ -9,7 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpMethod, Observation } from '../core/model.ts';
-import type { Quota } from '../core/quota.ts';
+import { type Quota, utcDay } from '../core/quota.ts';
 import { type Signer, signReceipt } from '../core/receipt.ts';
 import type { Journal } from './journal.ts';
 import { readReceiptFile, writeReceiptFile } from './receipt-files.ts';
@@ -52,6 +52,7 @@ export function createLedger(parts: {
   quota: Quota;
   receiptsDir: string;
   checkpointFile: string;
+  now: () => Date;
 }): Ledger {
   const { journal, store, quota, receiptsDir } = parts;
   const recent = new Map<string, Record<string, unknown>>();
@@ -110,28 +111,33 @@ export function createLedger(parts: {
       return file ?? (await store.receipt(id));
     },
     async recover() {
-      const since = await readCheckpoint(parts.checkpointFile);
+      // Two things need the journal at start-up: today's quota uses, and whatever the index and the receipt files
+      // may lack (everything after the checkpoint). Replay from the earlier of the two, skipping older segments.
+      const checkpoint = await readCheckpoint(parts.checkpointFile);
+      const today = await journal.cursorBeforeDay(utcDay(parts.now()).replaceAll('-', ''));
+      const since = earlier(checkpoint, today);
       let records = 0;
       let reindexed = 0;
       let last: string | null = null;
-      let passed = since === null;
-      await journal.replay((value, position) => {
-        const record = value as JournalRecord | QuotaRecord;
-        if (record?.kind === 'quota') {
-          for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
-          return;
-        }
-        if (record?.kind !== 'receipt') return;
-        records++;
-        if (record.quota)
-          for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
-        if (passed) {
-          publish(record);
-          reindexed++;
-        }
-        if (position.cursor === since) passed = true;
-        last = position.cursor;
-      });
+      await journal.replay(
+        (value, position) => {
+          last = position.cursor;
+          const record = value as JournalRecord | QuotaRecord;
+          if (record?.kind === 'quota') {
+            for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
+            return;
+          }
+          if (record?.kind !== 'receipt') return;
+          records++;
+          if (record.quota)
+            for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
+          if (checkpoint === null || Number(position.cursor) > Number(checkpoint)) {
+            publish(record);
+            reindexed++;
+          }
+        },
+        since === null ? {} : { since },
+      );
       await store.flush();
       await settle();
       if (last !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: last }));
@@ -139,6 +145,13 @@ export function createLedger(parts: {
     },
     settle,
   };
+}
+
+/** The smaller of two journal cursors; null (replay everything) when either is unknown. */
+function earlier(a: string | null, b: string | null): string | null {
+  if (a === null) return null;
+  if (b === null) return a;
+  return Number(a) <= Number(b) ? a : b;
 }
 
 async function readCheckpoint(file: string): Promise<string | null> {

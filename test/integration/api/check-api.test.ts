@@ -16,8 +16,12 @@ import {
 const prober = fakeProber();
 
 let running: TestService[] = [];
-async function start(dataDir?: string) {
-  const spot = await startTestService({}, { prober }, { listen: false, ...(dataDir ? { dataDir } : {}) });
+async function start(dataDir?: string, now?: () => Date) {
+  const spot = await startTestService(
+    {},
+    { prober, ...(now ? { now } : {}) },
+    { listen: false, ...(dataDir ? { dataDir } : {}) },
+  );
   running.push(spot);
   return spot;
 }
@@ -162,6 +166,23 @@ describe('the free tier', () => {
     expect((await check(second, target(3))).status).toBe(200);
     expect((await check(second, target(4))).status).toBe(200);
     expect((await check(second, target(5))).status).toBe(402);
+  });
+
+  it('restarts on a new UTC day with a fresh count, and on the same day with the day so far', async () => {
+    let clock = new Date('2026-11-20T23:58:00Z');
+    const first = await start(undefined, () => clock);
+    for (let i = 0; i < 5; i++) expect((await check(first, target(`y${i}`))).status).toBe(200);
+    expect((await check(first, target('y5'))).status).toBe(402);
+    running = running.filter((spot) => spot !== first);
+    await first.stop({ keepData: true });
+    clock = new Date('2026-11-21T00:01:00Z');
+    const second = await start(first.dataDir, () => clock);
+    for (let i = 0; i < 2; i++) expect((await check(second, target(`t${i}`))).status).toBe(200);
+    running = running.filter((spot) => spot !== second);
+    await second.stop({ keepData: true });
+    const third = await start(first.dataDir, () => clock);
+    for (let i = 2; i < 5; i++) expect((await check(third, target(`t${i}`))).status).toBe(200);
+    expect((await check(third, target('t5'))).status).toBe(402);
   });
 
   it('keeps the day count of free lookups across a restart too', async () => {

@@ -107,6 +107,12 @@ describe('createJournal: segments and replay', () => {
     const since = await collect((visit) => reopened.replay(visit, { since: '2' }));
     expect(since.map((r) => r.position.seq)).toEqual([3, 4]);
     await expect(reopened.replay(() => {}, { since: '../x' })).rejects.toThrow(TypeError);
+    // A day's records start after the cursor cursorBeforeDay gives; none written on a later day: null.
+    expect(await reopened.cursorBeforeDay('20260301')).toBe('0');
+    expect(await reopened.cursorBeforeDay('20260302')).toBe('3');
+    const today = await collect((visit) => reopened.replay(visit, { since: '3' }));
+    expect(today.map((r) => (r.record as { day: number }).day)).toEqual([2]);
+    expect(await reopened.cursorBeforeDay('20260303')).toBeNull();
     await reopened.close();
   });
 
