@@ -15,12 +15,18 @@ const MAX_META = 2048;
 /** Latest accepted expiry, 9999-12-31T23:59:59Z; larger numbers are most likely milliseconds: never guess. */
 const MAX_UNIX_SECONDS = 253_402_300_799;
 
-/** Atomic units: decimal digits only; 78 digits hold any uint256. No sign, point, exponent or space. */
+/** Unix seconds as digits. */
 const UNIX_DIGITS = /^\d{1,12}$/;
 /** ISO 8601 date-time with an explicit zone (a zone-less time would depend on the host's TZ). */
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
-const field = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
+// I-JSON text only: a lone UTF-16 surrogate cannot be put in RFC 8785 bytes, so a receipt naming it could never
+// be signed. A seller sending one gets `bad_challenge`, not a failed check.
+const wellFormed = v.check(
+  (text: string) => !/\p{Cs}/u.test(text),
+  'must be well-formed text (no lone surrogates)',
+);
+const field = v.pipe(v.string(), v.minLength(1), v.maxLength(256), wellFormed);
 // One rule for amounts everywhere (core/amount.ts): canonical decimal digits, no leading zero, at most uint256.
 // A padded amount such as "0010000" is refused rather than rewritten: the terms hash is computed over the string.
 const atomic = v.pipe(

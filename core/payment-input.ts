@@ -68,7 +68,17 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 const UINT = /^\d{1,78}$/;
 
-const Text = (max: number) => v.optional(v.nullable(v.pipe(v.string(), v.maxLength(max))));
+// Well-formed text only: these values go into a signed receipt, whose RFC 8785 bytes cannot hold a lone surrogate.
+const Text = (max: number) =>
+  v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.maxLength(max),
+        v.check((text) => !/\p{Cs}/u.test(text)),
+      ),
+    ),
+  );
 const Atomic = v.union([
   v.pipe(v.string(), v.regex(UINT)),
   v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
