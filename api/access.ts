@@ -67,20 +67,28 @@ export function takeFree(
   return grant(gate.quota.reserve(keys), limits.perClient);
 }
 
-/** Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6). */
+/**
+ * Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6), and by address too
+ * (`perAddress`), so a caller naming a new `ref` for each call still meets a ceiling.
+ */
 export function takeDryRun(
   event: H3Event,
   gate: Gate,
   caller: { ref: string | null; client: string | null },
-  perDay: number,
+  limits: { perCaller: number; perAddress: number },
 ): FreeGrant | null {
+  const ip = gate.identity.hash('ip', clientAddress(event, gate.trustProxy));
   const id =
     caller.ref !== null
       ? gate.identity.hash('ref', caller.ref)
       : caller.client !== null
         ? gate.identity.hash('client', caller.client)
-        : gate.identity.hash('ip', clientAddress(event, gate.trustProxy));
-  return grant(gate.quota.reserve([{ bucket: 'dry_run', id, limit: perDay }]), perDay);
+        : ip;
+  const keys: QuotaKey[] = [
+    { bucket: 'dry_run', id, limit: limits.perCaller },
+    { bucket: 'dry_run_ip', id: ip, limit: limits.perAddress },
+  ];
+  return grant(gate.quota.reserve(keys), limits.perCaller);
 }
 
 function grant(result: ReturnType<Quota['reserve']>, perDay: number): FreeGrant | null {

@@ -20,10 +20,14 @@ export function createIdentity(salt: Uint8Array): Identity {
   };
 }
 
-/** The caller's address; `unknown` when the transport gives none (requests made through `app.fetch`). */
+/**
+ * The caller's address; `unknown` when the transport gives none (requests made through `app.fetch`). With
+ * TRUST_PROXY, the last `X-Forwarded-For` entry: the one our own proxy appended. Entries before it are whatever the
+ * client sent, so taking the first would let anyone pick their quota identity. One appending proxy is assumed.
+ */
 export function clientAddress(event: H3Event, trustProxy: boolean): string {
   if (trustProxy) {
-    const forwarded = event.req.headers.get('x-forwarded-for')?.split(',')[0]?.trim();
+    const forwarded = event.req.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim();
     if (forwarded) return forwarded;
   }
   return getRequestIP(event) ?? 'unknown';

@@ -8,6 +8,9 @@ export const LIMITS = {
   freeLookupsPerDay: 5,
   freePaymentStatusPerDay: 5,
   dryRunsPerDay: 50,
+  /** Dry runs from one client address per UTC day, whatever `ref` it sends: the spec counts dry runs per caller
+   *  (`ref`, else `client`, else address), and a caller can name a new `ref` for every call. */
+  dryRunsPerAddress: 200,
   probeReuseSeconds: 300,
   historyKept: 30,
   /** Atomic USDC (6 decimals): USD 0.02. */

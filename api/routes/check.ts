@@ -43,7 +43,10 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
 
   const grant =
     params.mode === 'dry-run'
-      ? takeDryRun(event, deps.gate, params, LIMITS.dryRunsPerDay)
+      ? takeDryRun(event, deps.gate, params, {
+          perCaller: LIMITS.dryRunsPerDay,
+          perAddress: LIMITS.dryRunsPerAddress,
+        })
       : takeFree(event, deps.gate, 'check', {
           perClient: LIMITS.freeChecksPerDay,
           perNetwork: LIMITS.freeChecksPerNetwork,
