@@ -96,6 +96,8 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     probeCache: createProbeCache({
       ttlMs: LIMITS.probeReuseSeconds * 1000,
       maxEntries: 50_000,
+      // About 128 MiB of headers and bodies: at the prober's caps one hostile entry holds ~0.25 M characters.
+      maxChars: 64 * 1024 * 1024,
       now: () => now().getTime(),
     }),
     store,

@@ -20,10 +20,19 @@ export type ProbeCache = {
   readonly ttlSeconds: number;
   /** Stored entries (fresh or not yet evicted); in-flight runs are not counted. */
   readonly size: number;
+  /** What the stored outcomes hold, in string length (see `maxChars`). */
+  readonly chars: number;
 };
 
 /** Options of {@link createProbeCache}; `now` is a millisecond clock (injected: core reads no clock). */
-export type ProbeCacheOptions = { ttlMs: number; maxEntries: number; now: () => number };
+export type ProbeCacheOptions = {
+  ttlMs: number;
+  maxEntries: number;
+  now: () => number;
+  /** Budget for what the stored outcomes hold (headers and bodies, in UTF-16 code units, about bytes / 2); a
+   *  hostile target sending the largest headers and body the prober accepts fills it, not the heap. */
+  maxChars?: number;
+};
 
 /**
  * The cache key of one probe: method and the spec §2.10 normalized URL (`core/url.ts` `normalizeUrl`).
@@ -44,20 +53,31 @@ export function probeKey(normalizedUrl: string, method: HttpMethod): string {
  */
 export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
   const { ttlMs, maxEntries, now } = options;
+  const maxChars = options.maxChars ?? Number.POSITIVE_INFINITY;
   if (!(ttlMs >= 0) || !Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new RangeError('[probe-cache] ttlMs must be >= 0 and maxEntries an integer >= 1');
   }
   // Map iteration order is insertion order; re-inserting on every hit makes the first key the least recent.
-  const stored = new Map<string, { outcome: ProbeOutcome; startedAt: number }>();
+  const stored = new Map<string, { outcome: ProbeOutcome; startedAt: number; chars: number }>();
   const inFlight = new Map<string, Promise<ProbeOutcome>>();
+  let chars = 0;
+
+  function remove(key: string): void {
+    const entry = stored.get(key);
+    if (entry === undefined) return;
+    chars -= entry.chars;
+    stored.delete(key);
+  }
 
   function store(key: string, outcome: ProbeOutcome, startedAt: number): void {
-    stored.delete(key);
-    stored.set(key, { outcome, startedAt });
-    while (stored.size > maxEntries) {
+    remove(key);
+    const size = sizeOf(outcome);
+    stored.set(key, { outcome, startedAt, chars: size });
+    chars += size;
+    while (stored.size > maxEntries || (chars > maxChars && stored.size > 1)) {
       const oldest = stored.keys().next();
       if (oldest.done === true) break;
-      stored.delete(oldest.value);
+      remove(oldest.value);
     }
   }
 
@@ -71,7 +91,7 @@ export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
         stored.set(key, hit);
         return { outcome: hit.outcome, cached: true };
       }
-      stored.delete(key);
+      remove(key);
     }
     const shared = inFlight.get(key);
     if (shared !== undefined) return { outcome: await shared, cached: true };
@@ -96,5 +116,16 @@ export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
     get size() {
       return stored.size;
     },
+    get chars() {
+      return chars;
+    },
   };
+}
+
+/** What an outcome holds, in string length: header names and values and the body dominate. */
+function sizeOf(outcome: ProbeOutcome): number {
+  if (outcome.kind !== 'response') return 256 + outcome.detail.length;
+  let total = 512 + outcome.response.finalUrl.length + (outcome.response.body?.length ?? 0);
+  for (const [name, value] of Object.entries(outcome.response.headers)) total += name.length + value.length;
+  return total;
 }
