@@ -4,7 +4,7 @@
  * embedded defaults never point payments at an address nobody controls.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
@@ -45,9 +45,23 @@ async function readOptional(file: string): Promise<string | null> {
   }
 }
 
+/** Written durably (file and directory fsynced): a lost wallet key would strand payments already asked for. */
 async function writeSecret(file: string, text: string): Promise<void> {
-  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+  const dir = join(file, '..');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${text}\n`, { mode: 0o600 });
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(`${text}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
   await rename(tmp, file);
+  const directory = await open(dir, 'r');
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
 }
