@@ -54,6 +54,9 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   const instance = await DuckDBInstance.create(path);
   const db = await instance.connect();
   await db.run(SCHEMA);
+  // Imports run their transaction on a connection of their own, so index writes made meanwhile on `db` are never
+  // part of it (nor lost with its rollback).
+  const importDb = await instance.connect();
 
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: Array<[string, HttpMethod, Observation]> = [];
@@ -187,13 +190,13 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     },
     async importListings(rows) {
       const sources = [...new Set(rows.map((row) => row.source))];
-      await db.run('BEGIN TRANSACTION');
+      await importDb.run('BEGIN TRANSACTION');
       try {
-        for (const source of sources) await db.run('DELETE FROM listings WHERE source = ?', [source]);
-        for (let i = 0; i < rows.length; i += CHUNK) await insertListings(db, rows.slice(i, i + CHUNK));
-        await db.run('COMMIT');
+        for (const source of sources) await importDb.run('DELETE FROM listings WHERE source = ?', [source]);
+        for (let i = 0; i < rows.length; i += CHUNK) await insertListings(importDb, rows.slice(i, i + CHUNK));
+        await importDb.run('COMMIT');
       } catch (error) {
-        await db.run('ROLLBACK');
+        await importDb.run('ROLLBACK');
         throw error;
       }
       const fresh = await loadListings(db);
@@ -278,6 +281,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     flush,
     async close() {
       await flush();
+      importDb.closeSync();
       db.closeSync();
       instance.closeSync();
     },
