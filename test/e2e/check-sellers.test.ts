@@ -3,13 +3,16 @@
  * official SDK and by hand) through the real SSRF-gated prober. Every reason code of spec §3.1 is reached, and
  * no refused challenge is ever answered `pay`.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as ed from '@noble/ed25519';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataPaths } from '../../api/config.ts';
 import { REASONS } from '../../core/reasons.ts';
 import { publishToInbox } from '../../io/inbox.ts';
-import { buildExpectations } from '../../sandbox/sellers/expectations.ts';
+import { ROTATING_WALLETS } from '../../sandbox/sellers/constants.ts';
+import { buildExpectations, type ExpectedPayment } from '../../sandbox/sellers/expectations.ts';
 import {
   FLEET_WALLET,
   SELLER_NAMES,
@@ -32,15 +35,32 @@ afterAll(async () => {
   await fleet?.close();
 });
 
-async function check(params: Record<string, string>): Promise<Record<string, unknown>> {
+async function check(
+  params: Record<string, string>,
+  service: TestService = spot,
+): Promise<Record<string, unknown>> {
   const query = new URLSearchParams(params);
-  const res = await fetch(`${spot.url}/v1/products/endpoint-spot-check?${query}`, {
+  const res = await fetch(`${service.url}/v1/products/endpoint-spot-check?${query}`, {
     headers: { 'x-service-key': EXEMPT_SECRET },
   });
   expect(res.status).toBe(200);
   const body = (await res.json()) as Record<string, unknown>;
   reached.add(String(body.reason));
   return body;
+}
+
+/** The approved option of a `pay` answer must be exactly the expected one (spec §2.2). */
+function expectPayment(body: Record<string, unknown>, expected: ExpectedPayment): void {
+  const payment = body.payment as {
+    network: string;
+    asset: string;
+    amount: { atomic: string };
+    pay_to: string;
+  };
+  expect(payment.network).toBe(expected.network);
+  expect(payment.asset.toLowerCase()).toBe(expected.asset.toLowerCase());
+  expect(payment.amount.atomic).toBe(expected.amountAtomic);
+  expect(payment.pay_to.toLowerCase()).toBe(expected.payTo.toLowerCase());
 }
 
 describe('every seller of the fleet gets the verdict design.md prescribes', () => {
@@ -64,19 +84,8 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
     expect(body.reason_code).toBe(expected.reason);
     if (expected.method === 'POST') expect((body.probe as { method_used?: string }).method_used).toBe('POST');
     if (body.verdict === 'pay') {
-      const payment = body.payment as {
-        network: string;
-        asset: string;
-        amount: { atomic: string };
-        pay_to: string;
-      };
       expect(body.payment_terms_sha256).toMatch(/^[0-9a-f]{64}$/);
-      if (expected.payment) {
-        expect(payment.network).toBe(expected.payment.network);
-        expect(payment.asset.toLowerCase()).toBe(expected.payment.asset.toLowerCase());
-        expect(payment.amount.atomic).toBe(expected.payment.amountAtomic);
-        expect(payment.pay_to.toLowerCase()).toBe(expected.payment.payTo.toLowerCase());
-      }
+      if (expected.payment) expectPayment(body, expected.payment);
     } else {
       expect(body.payment).toBeNull();
       expect(body.payment_terms_sha256).toBeNull();
@@ -98,6 +107,43 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
       verdict: variant.verdict,
       reason: variant.reason,
     });
+    if (variant.payment) {
+      expect(body.payment_terms_sha256).toMatch(/^[0-9a-f]{64}$/);
+      expectPayment(body, variant.payment);
+    }
+  });
+
+  it('free-trial reports the remaining trial calls the seller announced', async () => {
+    const body = await answer('free-trial');
+    expect(body).toMatchObject({
+      verdict: 'recheck',
+      reason_code: 'free_trial_active',
+      free_trial_remaining: 3,
+    });
+  });
+});
+
+describe('wallet-rotates end to end', () => {
+  it('a fresh probe of the same URL after the cache window sees the other wallet: pay_to_changed true', async () => {
+    // The probe cache keeps an outcome 300 s (spec §8): move the service clock past it so the second check of
+    // the SAME endpoint probes again and meets the seller's other wallet.
+    let clock = Date.now();
+    const rotating = await startTestService({}, { now: () => new Date(clock) });
+    try {
+      const url = fleet.urls['wallet-rotates'];
+      const first = await check({ url }, rotating);
+      clock += 301_000;
+      const second = await check({ url }, rotating);
+      for (const body of [first, second]) {
+        expect(body).toMatchObject({ verdict: 'pay', reason: 'price_ok', probe: { cached: false } });
+      }
+      expect(first.pay_to_changed).toBeNull();
+      expect(second.pay_to_changed).toBe(true);
+      const seen = [first.pay_to, second.pay_to].map((w) => String(w).toLowerCase()).sort();
+      expect(seen).toEqual(ROTATING_WALLETS.map((w) => w.toLowerCase()).sort());
+    } finally {
+      await rotating.stop();
+    }
   });
 });
 
@@ -148,6 +194,28 @@ describe('the forgery gate', () => {
       const body = (await res.json()) as Record<string, unknown>;
       expect(body).toMatchObject({ verdict: 'skip', reason: 'ssrf_blocked' });
       reached.add('ssrf_blocked');
+
+      // A seller of its own that counts every socket and request: the gate must refuse before connecting.
+      let sockets = 0;
+      let requests = 0;
+      const witness = createServer((_req, res) => {
+        requests++;
+        res.writeHead(402, { 'content-type': 'application/json' }).end('{}');
+      });
+      witness.on('connection', () => sockets++);
+      await new Promise<void>((resolve) => witness.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = witness.address() as AddressInfo;
+        const blocked = await check({ url: `http://127.0.0.1:${port}/paid` }, gated);
+        expect(blocked).toMatchObject({ verdict: 'skip', reason: 'ssrf_blocked' });
+        expect({ sockets, requests }).toEqual({ sockets: 0, requests: 0 });
+        // Control: the same URL through the loopback-allowing service does reach the witness, so 0 means refused.
+        await check({ url: `http://127.0.0.1:${port}/paid` });
+        expect(requests).toBeGreaterThan(0);
+      } finally {
+        witness.closeAllConnections();
+        await new Promise<void>((resolve) => witness.close(() => resolve()));
+      }
     } finally {
       await gated.stop();
     }

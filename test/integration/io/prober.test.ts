@@ -4,6 +4,7 @@ import type { ProbeOutcome } from '../../../core/model.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
 import { createConnect } from '../../../io/_http.ts';
 import { type ConnectTarget, createProber, type Lookup, type ProberOptions } from '../../../io/prober.ts';
+import { HOSTILE_ONLY, HOSTILE_URLS } from '../../fixtures/hostile-hosts.ts';
 import {
   drip,
   type Handler,
@@ -50,6 +51,8 @@ function response(outcome: ProbeOutcome) {
   if (outcome.kind !== 'response') throw new Error(`expected a response, got ${JSON.stringify(outcome)}`);
   return outcome.response;
 }
+
+const realSetTimeout = globalThis.setTimeout;
 
 describe('prober: answers', () => {
   it('reads a 402 with a 40 KB payment-required header, and sends the probe headers', async () => {
@@ -162,10 +165,25 @@ describe('prober: answers', () => {
 
   it('leaves no budget timer behind', async () => {
     const s = await http((_req, res) => res.end('ok'));
-    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const before = timers();
-    response(await prober({ timeoutMs: 60_000 }).probe(s.origin, 'GET'));
-    expect(timers()).toBe(before);
+    // Follow the budget timer itself (its 60 s delay marks it) rather than counting every timer in the process,
+    // which other suites' servers change while this one runs.
+    const started: unknown[] = [];
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const clear = vi.spyOn(globalThis, 'clearTimeout');
+    try {
+      set.mockImplementation(((fn: () => void, ms?: number, ...args: unknown[]) => {
+        const handle = realSetTimeout(fn, ms, ...args);
+        if (ms === 60_000) started.push(handle);
+        return handle;
+      }) as typeof setTimeout);
+      response(await prober({ timeoutMs: 60_000 }).probe(s.origin, 'GET'));
+    } finally {
+      set.mockRestore();
+    }
+    const cleared = clear.mock.calls.map(([handle]) => handle);
+    clear.mockRestore();
+    expect(started).toHaveLength(1);
+    expect(cleared).toContain(started[0]);
   });
 
   it('does not flag a body of exactly the cap as truncated', async () => {
@@ -344,6 +362,39 @@ describe('prober: the SSRF gate comes before any connection', () => {
     expect(lookup).not.toHaveBeenCalled();
     expect(connect).not.toHaveBeenCalled();
   });
+
+  /** A connect that must never run: every hostile target is refused before a socket exists. */
+  const neverConnect = (target: ConnectTarget): never => {
+    throw new Error(`unexpected connect to ${target.address}`);
+  };
+
+  it.each(HOSTILE_ONLY)(
+    'hostile table: %s is blocked (%s) with no DNS and no connection',
+    async (url, reason) => {
+      const lookup = vi.fn<Lookup>(async () => [{ address: '169.254.169.254', family: 4 }]);
+      const { probe, connect } = prober({ allow: [], lookup, connect: neverConnect });
+      expect(await probe(url, 'GET')).toMatchObject({ kind: 'blocked', detail: reason });
+      expect(lookup).not.toHaveBeenCalled();
+      expect(connect).not.toHaveBeenCalled();
+    },
+  );
+
+  // The table's near misses pass the URL gate, so only DNS can condemn them: resolve them to a hostile address.
+  it.each(
+    HOSTILE_URLS.filter(([, r]) => r === 'ok').flatMap(([url]) => [
+      [url, '169.254.169.254', 'link_local'],
+      [url, '127.0.0.1', 'loopback'],
+    ]),
+  )(
+    'hostile table: %s resolving to %s is blocked (%s) after DNS, never connected',
+    async (url, address, reason) => {
+      const lookup = vi.fn<Lookup>(async () => [{ address, family: 4 }]);
+      const { probe, connect } = prober({ allow: [], lookup, connect: neverConnect });
+      expect(await probe(url, 'GET')).toMatchObject({ kind: 'blocked', detail: `${reason}:${address}` });
+      expect(lookup).toHaveBeenCalledTimes(1);
+      expect(connect).not.toHaveBeenCalled();
+    },
+  );
 
   it('blocks a host with one public and one private address, and never connects', async () => {
     const { probe, connect } = prober({
