@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PaymentStatusQuery, parsePaymentStatusInput } from '../../core/payment-input.ts';
 import { decidePaymentStatus, noSourceAnswered } from '../../core/payment-status.ts';
 import { createChainReader, eip3009Abi } from '../../io/chain-reader.ts';
-import { type Chain, freePort, startChain } from '../../sandbox/chain.ts';
+import { type Chain, startChain } from '../../sandbox/chain.ts';
 import {
   type Authorization,
   cancelAuthorization,
@@ -17,17 +17,21 @@ import {
   submitAuthorization,
   v2PaymentHeader,
 } from '../../sandbox/eip3009.ts';
+import { type DeadPort, startDeadPort } from '../fixtures/dead-port.ts';
 
 let chain: Chain;
+let dead: DeadPort;
 let deadUrl: string;
 
 beforeAll(async () => {
   chain = await startChain({ buyers: 1 });
-  deadUrl = `http://127.0.0.1:${await freePort()}`;
+  dead = await startDeadPort();
+  deadUrl = dead.url;
 });
 
 afterAll(async () => {
   await chain?.stop();
+  await dead?.close();
 });
 
 const twoSources = () =>
@@ -178,6 +182,7 @@ describe('chain reader on anvil', () => {
     const evidence = await halfDead.read(query);
     expect(evidence.sources[1]).toMatchObject({ name: 'dead', ok: false, head: null });
     expect(evidence.sources[1]?.error).toBeTruthy();
+    expect(dead.connections()).toBeGreaterThan(0);
     expect(noSourceAnswered(evidence)).toBe(false);
     expect(decidePaymentStatus({ query, evidence, termsExpected: null })).toMatchObject({
       status: 'unknown',

@@ -1,25 +1,53 @@
 /**
- * `npm run demo` as CI runs it: `tsx sandbox/demo.ts --once` tours the product against the sandbox world and exits
- * 0, leaving nothing listening.
+ * `npm run demo` as CI runs it: `sandbox/demo.ts --once` under tsx tours the product against the sandbox world
+ * and exits 0, leaving nothing listening.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const DEMO_BUDGET_MS = 90_000;
 
-function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      ['sandbox/demo.ts', '--once'],
-      { cwd: ROOT, timeout: 90_000, maxBuffer: 4 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-        resolve({ code, stdout, stderr });
-      },
-    );
+/**
+ * Runs the demo as node with tsx's loader (not the tsx CLI, whose grandchild a kill would miss), in its own
+ * process group so a kill also reaches anvil and its watchdog. The group is SIGKILLed when the demo overruns,
+ * in `finally`, and once more when the test ends (a vitest timeout never reaches `finally`).
+ */
+async function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/demo.ts', '--once'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  const killGroup = () => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  };
+  onTestFinished(killGroup);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const timer = setTimeout(killGroup, DEMO_BUDGET_MS);
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (exitCode) => resolve(exitCode));
+    });
+    return { code, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+    killGroup();
+  }
 }
 
 describe('npm run demo -- --once', () => {

@@ -5,12 +5,17 @@
  */
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '../../core/limits.ts';
 import { BASE, BASE_USDC } from '../../core/networks.ts';
 import { EXEMPT_SECRET } from '../helpers/service.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../helpers/world.ts';
 
-const PRICE = BigInt(LIMITS.checkPriceAtomic);
+// Spec §8 literals, never read from core/limits.ts: a wrong published limit must fail here.
+/** USD 0.02 in atomic USDC. */
+const PRICE = 20000n;
+/** Free endpoint checks per client per UTC day. */
+const FREE_CHECKS = 5;
+/** Probe reuse: 5 minutes. */
+const PROBE_REUSE_S = 300;
 const PATH = '/v1/products/endpoint-spot-check';
 let paid: PaidWorld;
 
@@ -31,13 +36,13 @@ function sdkOk(): string {
 
 /** Uses up the free checks of the client at `ip`; each free answer must say how many are used. */
 async function useUpFreeChecks(ip: string): Promise<void> {
-  for (let used = 1; used <= LIMITS.freeChecksPerDay; used += 1) {
+  for (let used = 1; used <= FREE_CHECKS; used += 1) {
     const response = await fetchFrom(ip)(checkUrl({ url: sdkOk() }));
     expect(response.status).toBe(200);
     const body = (await response.json()) as { access: unknown };
     expect(body.access).toEqual({
       tier: 'free',
-      free_per_day: LIMITS.freeChecksPerDay,
+      free_per_day: FREE_CHECKS,
       free_used_today: used,
     });
   }
@@ -58,7 +63,7 @@ function expectServiceRequirement(required: ReturnType<typeof requirementOf>): v
   expect(required.accepts[0]).toMatchObject({
     scheme: 'exact',
     network: BASE,
-    amount: LIMITS.checkPriceAtomic,
+    amount: '20000',
     payTo: paid.world.state.serviceWallet,
   });
   expect(required.accepts[0]?.asset.toLowerCase()).toBe(BASE_USDC.toLowerCase());
@@ -142,7 +147,7 @@ describe('a paid check', () => {
     });
     expect(Number.isNaN(Date.parse(String(payment.deadline)))).toBe(false);
     expect(payment.deadline_source).toMatch(/^(validBefore|maxTimeoutSeconds|default_60s)$/);
-    expect(body.probe).toMatchObject({ cached: expect.any(Boolean), cache_ttl_s: LIMITS.probeReuseSeconds });
+    expect(body.probe).toMatchObject({ cached: expect.any(Boolean), cache_ttl_s: PROBE_REUSE_S });
     expect(Array.isArray(body.history_observations)).toBe(true);
     expect((body.history_observations as unknown[]).length).toBeGreaterThan(0);
     expect(body.history).toMatchObject({ observations: expect.any(Number) });
@@ -202,7 +207,7 @@ describe('nothing is charged when the answer is not delivered', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('PAYMENT-RESPONSE')).toBeNull();
-    expect(((await bad.json()) as { error: { code: string } }).error.code).toMatch(/^[a-z_]+$/);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('bad_claimed_price');
     expect(paid.world.facilitator.calls.settle).toBe(settles);
     expect(await paid.balances(2)).toEqual(before);
 

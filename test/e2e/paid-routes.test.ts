@@ -5,12 +5,16 @@
  */
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '../../core/limits.ts';
 import { BASE, BASE_USDC } from '../../core/networks.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../helpers/world.ts';
 
-const LOOKUP_PRICE = BigInt(LIMITS.lookupPriceAtomic);
-const PACK_PRICE = BigInt(LIMITS.setupPackPriceAtomic);
+// Spec §8 literals, never read from core/limits.ts: a wrong published limit must fail here.
+/** USD 0.02 in atomic USDC. */
+const LOOKUP_PRICE = 20000n;
+/** USD 9 in atomic USDC. */
+const PACK_PRICE = 9000000n;
+/** Free lookups per client per UTC day. */
+const FREE_LOOKUPS = 5;
 const PACK_PATH = '/v1/products/overnight-cos-pack';
 /** A task of `data/tasks.json`. */
 const TASK = 'weather-current';
@@ -57,7 +61,7 @@ async function expectSettled(response: Response, body: { access: unknown }, inde
 describe('GET /v1/lookup/paid', () => {
   it('answers 402 to an unpaid request: USD 0.02, exact, Base USDC, to the service wallet', async () => {
     const response = await fetch(url('/v1/lookup/paid', { task: TASK }));
-    expectRequirement(response, LIMITS.lookupPriceAtomic, '/v1/lookup/paid');
+    expectRequirement(response, '20000', '/v1/lookup/paid');
   });
 
   it('is paid by the official client: 200, access.tx on chain, exactly 20000 atomic moved', async () => {
@@ -77,44 +81,47 @@ describe('GET /v1/lookup/paid', () => {
   });
 
   it.each([
-    ['no task and no endpoint', { max_price: '0.05' }],
-    ['n out of range', { task: TASK, n: '99' }],
-    ['an unknown task', { task: 'no-such-task' }],
-  ])('bad parameters with a valid payment (%s): 400 after the 402, nothing settled', async (_, params) => {
-    const before = await paid.balances(1);
-    const settles = paid.world.facilitator.calls.settle;
-    const response = await paid.payingFetch(1)(url('/v1/lookup/paid', params));
-    expect(response.status).toBe(400);
-    expect(response.headers.get('PAYMENT-RESPONSE')).toBeNull();
-    expect(((await response.json()) as { error: { code: string } }).error.code).toMatch(/^[a-z_]+$/);
-    expect(paid.world.facilitator.calls.settle).toBe(settles);
-    expect(await paid.balances(1)).toEqual(before);
-  });
+    ['no task and no endpoint', { max_price: '0.05' }, 'missing_task_or_endpoint'],
+    ['n out of range', { task: TASK, n: '99' }, 'bad_n'],
+    ['an unknown task', { task: 'no-such-task' }, 'unknown_task'],
+  ])(
+    'bad parameters with a valid payment (%s): 400 after the 402, nothing settled',
+    async (_, params, code) => {
+      const before = await paid.balances(1);
+      const settles = paid.world.facilitator.calls.settle;
+      const response = await paid.payingFetch(1)(url('/v1/lookup/paid', params));
+      expect(response.status).toBe(400);
+      expect(response.headers.get('PAYMENT-RESPONSE')).toBeNull();
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe(code);
+      expect(paid.world.facilitator.calls.settle).toBe(settles);
+      expect(await paid.balances(1)).toEqual(before);
+    },
+  );
 });
 
 describe('GET /v1/lookup (free tier)', () => {
-  it(`gives ${LIMITS.freeLookupsPerDay} free lookups a day per client, never meters a 400, then answers 402`, async () => {
+  it(`gives ${FREE_LOOKUPS} free lookups a day per client, never meters a 400, then answers 402`, async () => {
     const asClient = fetchFrom('198.18.20.10');
     const bad = await asClient(url('/v1/lookup', { task: TASK, limit: '0' }));
     expect(bad.status).toBe(400);
-    for (let used = 1; used <= LIMITS.freeLookupsPerDay; used += 1) {
+    for (let used = 1; used <= FREE_LOOKUPS; used += 1) {
       const response = await asClient(url('/v1/lookup', { task: TASK }));
       expect(response.status).toBe(200);
       const body = (await response.json()) as { access: unknown };
       expect(body.access).toEqual({
         tier: 'free',
-        free_per_day: LIMITS.freeLookupsPerDay,
+        free_per_day: FREE_LOOKUPS,
         free_used_today: used,
       });
     }
     const sixth = await asClient(url('/v1/lookup', { task: TASK }));
     expect(sixth.status).toBe(402);
-    expect(requirementOf(sixth).accepts[0]?.amount).toBe(LIMITS.lookupPriceAtomic);
+    expect(requirementOf(sixth).accepts[0]?.amount).toBe('20000');
   });
 
   it('the official client pays the 402 of a used-up free tier', async () => {
     const ip = '198.18.21.10';
-    for (let i = 0; i < LIMITS.freeLookupsPerDay; i += 1) {
+    for (let i = 0; i < FREE_LOOKUPS; i += 1) {
       expect((await fetchFrom(ip)(url('/v1/lookup', { task: TASK }))).status).toBe(200);
     }
     const before = await paid.balances(2);
@@ -128,7 +135,7 @@ describe('GET /v1/lookup (free tier)', () => {
 describe('the setup pack', () => {
   it.each(['GET', 'POST'])('answers an unpaid %s with 402 for USD 9 (9000000 atomic)', async (method) => {
     const response = await fetch(url(PACK_PATH), { method });
-    expectRequirement(response, LIMITS.setupPackPriceAtomic, PACK_PATH);
+    expectRequirement(response, '9000000', PACK_PATH);
   });
 
   it("is refused by the official client's default $1 cap, and nothing moves", async () => {

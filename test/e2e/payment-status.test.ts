@@ -11,7 +11,6 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainReader } from '../../io/chain-reader.ts';
-import { freePort } from '../../sandbox/chain.ts';
 import {
   cancelAuthorization,
   signAuthorization,
@@ -20,6 +19,7 @@ import {
 } from '../../sandbox/eip3009.ts';
 import { startWorld, type World } from '../../sandbox/world.ts';
 import { verifyReceipt } from '../../verify/verify.ts';
+import { startDeadPort } from '../fixtures/dead-port.ts';
 import type { PaymentStatusAnswer as Answer } from '../fixtures/payment.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
 
@@ -196,8 +196,9 @@ describe('input through the HTTP route', () => {
 
 describe('when no chain source answers', () => {
   it('answers 503 chain_unavailable and uses no free check', async () => {
+    const sources = [await startDeadPort(), await startDeadPort()];
     const dead = await startTestService({
-      RPC_URLS: `http://127.0.0.1:${await freePort()},http://127.0.0.1:${await freePort()}`,
+      RPC_URLS: sources.map((source) => source.url).join(','),
       FACILITATOR_URL: world.state.facilitatorUrl,
     });
     try {
@@ -212,8 +213,11 @@ describe('when no chain source answers', () => {
         expect(res.status).toBe(503);
         expect(((await res.json()) as Answer).error.code).toBe('chain_unavailable');
       }
+      // Both sources were really asked, and really dropped the connection.
+      for (const source of sources) expect(source.connections()).toBeGreaterThan(0);
     } finally {
       await dead.stop();
+      await Promise.all(sources.map((source) => source.close()));
     }
   });
 });

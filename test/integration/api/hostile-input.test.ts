@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
 import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
 
-const blocked = async (): Promise<ProbeOutcome> => ({
-  kind: 'blocked',
-  detail: 'test',
-  probedAt: new Date().toISOString(),
-  elapsedMs: 0,
-});
+/** Calls that reached the prober: a request the gate or parser refuses must add none. */
+let probeCalls = 0;
+const blocked = async (): Promise<ProbeOutcome> => {
+  probeCalls++;
+  return { kind: 'blocked', detail: 'test', probedAt: new Date().toISOString(), elapsedMs: 0 };
+};
 let spot: TestService;
 beforeAll(async () => {
   spot = await startTestService({}, { prober: { probe: blocked } }, { listen: false });
@@ -96,8 +96,9 @@ const PATHS = [
 ];
 
 describe('hostile input', () => {
-  it('600 malformed requests: every answer is a 2xx/4xx with a JSON error shape when it is an error', async () => {
+  it('600 malformed requests: every answer is a 2xx/4xx, every error JSON, and no 4xx reached the prober', async () => {
     const random = mulberry32(402);
+    const statuses = new Map<number, number>();
     const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)] as T;
     for (let i = 0; i < 600; i++) {
       const params = new URLSearchParams();
@@ -109,6 +110,7 @@ describe('hostile input', () => {
         ? pick(['{', '[]', '{"url":1}', `{"url":"${pick(PIECES)}"}`, '\u0000', pick(PIECES)])
         : null;
       const method = post ? 'POST' : pick(['GET', 'GET', 'PUT', 'DELETE', 'HEAD']);
+      const callsBefore = probeCalls;
       const res = await appFetch(spot.service, `${path}?${params}`, {
         method,
         ...(body === null ? {} : { body, headers: { 'content-type': 'application/json' } }),
@@ -116,17 +118,47 @@ describe('hostile input', () => {
       });
       const label = `#${i} ${method} ${path}?${params}`.slice(0, 200);
       expect(res.status, label).toBeLessThan(500);
-      if (
-        method !== 'HEAD' &&
-        res.status >= 400 &&
-        res.status !== 402 &&
-        res.headers.get('content-type')?.includes('json')
-      ) {
-        const error = (await res.json()) as { error?: { code?: unknown } };
-        expect(typeof error.error?.code, label).toBe('string');
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (res.status >= 400)
+        expect(probeCalls, `${label}: a ${res.status} reached the prober`).toBe(callsBefore);
+      if (method !== 'HEAD' && res.status >= 400) {
+        expect(res.headers.get('content-type'), label).toMatch(/^application\/json\b/);
+        const answer = (await res.json()) as { error?: { code?: unknown } };
+        // A 402 carries the x402 payment requirement as its JSON body, not the error shape.
+        if (res.status !== 402) expect(typeof answer.error?.code, label).toBe('string');
       } else {
         await res.arrayBuffer();
       }
     }
+    expect(
+      [...statuses.keys()].some((status) => status >= 400),
+      JSON.stringify([...statuses]),
+    ).toBe(true);
+    // The stream meets no 402: a malformed payment header earns one, which must be JSON and probe nothing.
+    const unpaid = probeCalls;
+    const required = await appFetch(
+      spot.service,
+      '/v1/products/endpoint-spot-check?url=https://seller.example/x',
+      {
+        headers: { 'PAYMENT-SIGNATURE': 'not-base64!' },
+        ip: '198.51.100.98',
+      },
+    );
+    expect(required.status).toBe(402);
+    expect(required.headers.get('content-type')).toMatch(/^application\/json\b/);
+    expect(await required.json()).toMatchObject({ x402Version: 2 });
+    expect(probeCalls).toBe(unpaid);
+    // Control: a well-formed check does reach the prober, so the counter above would see a leak.
+    const before = probeCalls;
+    const control = await appFetch(
+      spot.service,
+      '/v1/products/endpoint-spot-check?url=https://seller.example/x',
+      {
+        ip: '198.51.100.99',
+      },
+    );
+    expect(control.status).toBe(200);
+    expect(await control.json()).toMatchObject({ verdict: 'skip', reason_code: 'ssrf_blocked' });
+    expect(probeCalls).toBe(before + 1);
   }, 60_000);
 });

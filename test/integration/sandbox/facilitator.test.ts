@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { x402Client } from '@x402/core/client';
@@ -194,30 +194,40 @@ describe('sandbox facilitator over HTTP', () => {
 
 describe('sandbox world', () => {
   it('writes its state file, and an SDK buyer pays an SDK seller through the sandbox facilitator', async () => {
-    const statePath = join(await mkdtemp(join(tmpdir(), 'spotcheck-world-')), 'state.json');
-    const world = await startWorld({ statePath });
+    const stateDir = await mkdtemp(join(tmpdir(), 'spotcheck-world-'));
+    const statePath = join(stateDir, 'state.json');
     try {
-      const state = await readWorldState(statePath);
-      expect(state).toEqual(world.state);
-      expect(state.rpcUrls).toHaveLength(2);
-      expect(state.rpcUrls[0]).not.toBe(state.rpcUrls[1]);
-      expect(state.buyerKeys).toHaveLength(3);
-      expect(state.sellers['sdk-ok']).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
-
-      const buyer = privateKeyToAccount(state.buyerKeys[0] as `0x${string}`);
-      const client = new x402Client().register('eip155:8453', new ExactEvmScheme(buyer));
-      const payFetch = wrapFetchWithPayment(fetch, client);
-      const before = await world.chain.balanceOf(state.sellerPayTo as `0x${string}`);
-      const response = await payFetch(`${state.sellers['sdk-ok']}?city=Paris`);
-      expect(response.status).toBe(200);
-      const settlement = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE') ?? '');
-      expect(settlement).toMatchObject({ success: true, network: 'eip155:8453', payer: buyer.address });
-      expect(await world.chain.balanceOf(state.sellerPayTo as `0x${string}`)).toBe(before + 10_000n);
-      expect(world.facilitator.calls.settle).toBe(1);
+      await worldTour(statePath);
     } finally {
-      await world.stop();
+      await rm(stateDir, { recursive: true, force: true });
     }
-    expect(existsSync(statePath)).toBe(false);
-    expect(() => process.kill(world.chain.pid!, 0)).toThrow();
   });
 });
+
+/** Starts the world on `statePath`, pays through it, stops it and checks nothing is left behind. */
+async function worldTour(statePath: string): Promise<void> {
+  const world = await startWorld({ statePath });
+  try {
+    const state = await readWorldState(statePath);
+    expect(state).toEqual(world.state);
+    expect(state.rpcUrls).toHaveLength(2);
+    expect(state.rpcUrls[0]).not.toBe(state.rpcUrls[1]);
+    expect(state.buyerKeys).toHaveLength(3);
+    expect(state.sellers['sdk-ok']).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+
+    const buyer = privateKeyToAccount(state.buyerKeys[0] as `0x${string}`);
+    const client = new x402Client().register('eip155:8453', new ExactEvmScheme(buyer));
+    const payFetch = wrapFetchWithPayment(fetch, client);
+    const before = await world.chain.balanceOf(state.sellerPayTo as `0x${string}`);
+    const response = await payFetch(`${state.sellers['sdk-ok']}?city=Paris`);
+    expect(response.status).toBe(200);
+    const settlement = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE') ?? '');
+    expect(settlement).toMatchObject({ success: true, network: 'eip155:8453', payer: buyer.address });
+    expect(await world.chain.balanceOf(state.sellerPayTo as `0x${string}`)).toBe(before + 10_000n);
+    expect(world.facilitator.calls.settle).toBe(1);
+  } finally {
+    await world.stop();
+  }
+  expect(existsSync(statePath)).toBe(false);
+  expect(() => process.kill(world.chain.pid!, 0)).toThrow();
+}

@@ -181,38 +181,43 @@ describe('createJournal: SIGKILL', () => {
       ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    const acked = new Set<number>();
-    let buffered = '';
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.on('exit', (_code, signal) => resolve(signal)),
-    );
-    await new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        const lines = buffered.split('\n');
-        buffered = lines.pop() ?? '';
-        for (const line of lines) acked.add(Number(line));
-        if (acked.size >= 2000 && !child.killed) {
-          child.kill('SIGKILL');
-          resolve();
-        }
+    try {
+      const acked = new Set<number>();
+      let buffered = '';
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('exit', (_code, signal) => resolve(signal)),
+      );
+      await new Promise<void>((resolve) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString('utf8');
+          const lines = buffered.split('\n');
+          buffered = lines.pop() ?? '';
+          for (const line of lines) acked.add(Number(line));
+          if (acked.size >= 2000 && !child.killed) {
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+        child.on('exit', () => resolve());
       });
-      child.on('exit', () => resolve());
-    });
-    expect(await exited).toBe('SIGKILL');
-    expect(acked.size).toBeGreaterThanOrEqual(2000);
+      expect(await exited).toBe('SIGKILL');
+      expect(acked.size).toBeGreaterThanOrEqual(2000);
 
-    const journal = await createJournal({ dir }); // takes over the dead writer's lock, cuts any torn tail
-    const seen = new Set<number>();
-    let lastSeq = 0;
-    await journal.replay((record, position) => {
-      expect(position.seq).toBeGreaterThan(lastSeq);
-      lastSeq = position.seq;
-      seen.add((record as { n: number }).n);
-    });
-    const missing = [...acked].filter((n) => !seen.has(n));
-    expect(missing).toEqual([]);
-    await journal.append({ after: 'restart' });
-    await journal.close();
+      const journal = await createJournal({ dir }); // takes over the dead writer's lock, cuts any torn tail
+      const seen = new Set<number>();
+      let lastSeq = 0;
+      await journal.replay((record, position) => {
+        expect(position.seq).toBeGreaterThan(lastSeq);
+        lastSeq = position.seq;
+        seen.add((record as { n: number }).n);
+      });
+      const missing = [...acked].filter((n) => !seen.has(n));
+      expect(missing).toEqual([]);
+      await journal.append({ after: 'restart' });
+      await journal.close();
+    } finally {
+      // A failed assertion or a timeout must not leave the writer appending into a deleted directory.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 });
