@@ -91,6 +91,26 @@ export function takeDryRun(
   return grant(gate.quota.reserve(keys), limits.perCaller);
 }
 
+/**
+ * Produces a free answer and adds its `access` block (spec §2.5: `free_per_day`, `free_used_today`). If no answer
+ * can be produced, the unit goes back: no answer, no use.
+ */
+export async function answerFree<T extends object>(
+  grant: FreeGrant,
+  produce: () => Promise<T>,
+): Promise<T & { access: { tier: 'free'; free_per_day: number; free_used_today: number } }> {
+  try {
+    const body = await produce();
+    return {
+      ...body,
+      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
+    };
+  } catch (error) {
+    grant.reservation.release();
+    throw error;
+  }
+}
+
 function grant(result: ReturnType<Quota['reserve']>, perDay: number): FreeGrant | null {
   if (!result.ok) return null;
   const { reservation } = result;

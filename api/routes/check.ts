@@ -5,7 +5,7 @@
  */
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
-import { exemptKeyOf, type FreeGrant, hasPayment, takeDryRun, takeFree } from '../access.ts';
+import { answerFree, exemptKeyOf, hasPayment, takeDryRun, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import { type CheckAccess, runCheck } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
@@ -65,22 +65,8 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
       'Free checks for today are used up; this check costs USD 0.02.',
     );
   }
-  return freeAnswer(deps, params, grant);
-}
-
-async function freeAnswer(deps: AppDeps, params: CheckParams, grant: FreeGrant) {
   const access: CheckAccess = { tier: 'free', checkType: 'dry-run', quota: grant.record };
-  try {
-    const result = await runCheck(deps, params, access);
-    return {
-      ...result.free,
-      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
-    };
-  } catch (error) {
-    // No answer, no use: the quota unit goes back.
-    grant.reservation.release();
-    throw error;
-  }
+  return answerFree(grant, async () => (await runCheck(deps, params, access)).free);
 }
 
 function validated(raw: Record<string, unknown>): CheckParams {

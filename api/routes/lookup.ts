@@ -7,7 +7,7 @@ import type { H3, H3Event } from 'h3';
 import { rankServices } from '../../core/catalog.ts';
 import { LIMITS } from '../../core/limits.ts';
 import { type LookupParams, parseLookupParams } from '../../core/lookup-params.ts';
-import { exemptKeyOf, type FreeGrant, hasPayment, takeFree } from '../access.ts';
+import { answerFree, exemptKeyOf, type FreeGrant, hasPayment, takeFree } from '../access.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { queryOf } from '../query.ts';
@@ -46,20 +46,13 @@ function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
 }
 
 async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, grant: FreeGrant) {
-  try {
+  return answerFree(grant, async () => {
     const body = await answer(deps, params);
     await deps.ledger.useQuota(grant.record);
     // The answer shows today's count, so no cache may keep it.
     event.res.headers.set('cache-control', 'no-store');
-    return {
-      ...body,
-      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
-    };
-  } catch (error) {
-    // No answer, no use: the quota unit goes back.
-    grant.reservation.release();
-    throw error;
-  }
+    return body;
+  });
 }
 
 async function answer(deps: AppDeps, params: LookupParams) {

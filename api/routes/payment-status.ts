@@ -10,7 +10,7 @@
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
 import { isBareRequest, type PaymentStatusQuery, parsePaymentStatusInput } from '../../core/payment-input.ts';
-import { exemptKeyOf, hasPayment, takeFree } from '../access.ts';
+import { answerFree, exemptKeyOf, hasPayment, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
@@ -57,17 +57,8 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
       `Free payment-status checks for today are used up; this check costs ${PRICE_TEXT}.`,
     );
   }
-  try {
-    const body = await answer(deps, query, { tier: 'free', quota: grant.record });
-    return {
-      ...body,
-      access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
-    };
-  } catch (error) {
-    // No answer (503 included), no use: the free check goes back.
-    grant.reservation.release();
-    throw error;
-  }
+  // A 503 (no chain source answered) is no answer: the free check goes back.
+  return answerFree(grant, () => answer(deps, query, { tier: 'free', quota: grant.record }));
 }
 
 /** The answer without `access`; throws the 503 `chain_unavailable` API error when no source answered. */
