@@ -129,7 +129,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     drainInbox: () => inbox.drain(),
     async close() {
       await inbox.stop();
-      await ledger.settle();
+      await ledger.checkpoint();
       await journal.close();
       await store.close();
     },

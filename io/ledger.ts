@@ -40,6 +40,8 @@ export type Ledger = {
   recover(): Promise<{ records: number; reindexed: number }>;
   /** Waits for published views (files) to be written. */
   settle(): Promise<void>;
+  /** Writes everything published to the index and files, then moves the checkpoint past it (clean shutdown). */
+  checkpoint(): Promise<void>;
 };
 
 const RECENT = 10_000;
@@ -90,19 +92,22 @@ export function createLedger(parts: {
   const settle = async (): Promise<void> => {
     while (writer) await writer;
   };
+  /** The newest journal cursor this process appended or replayed. */
+  let latest: string | null = null;
 
   return {
     async issue(unsigned, meta) {
       const receipt = signReceipt(unsigned, parts.signer());
       const record: JournalRecord = { v: 1, kind: 'receipt', receipt, ...meta };
-      await journal.append(record);
+      const position = await journal.append(record);
+      latest = later(latest, position.cursor);
       remember(receipt);
       publish(record);
       return receipt;
     },
     async useQuota(quota) {
       const record: QuotaRecord = { v: 1, kind: 'quota', quota };
-      await journal.append(record);
+      latest = later(latest, (await journal.append(record)).cursor);
     },
     async get(id) {
       const hit = recent.get(id) ?? pendingFiles.get(id);
@@ -141,10 +146,23 @@ export function createLedger(parts: {
       await store.flush();
       await settle();
       if (last !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: last }));
+      latest = later(latest, last);
       return { records, reindexed };
+    },
+    async checkpoint() {
+      await settle();
+      await store.flush();
+      if (latest !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: latest }));
     },
     settle,
   };
+}
+
+/** The larger of two journal cursors (they are sequence numbers). */
+function later(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Number(a) >= Number(b) ? a : b;
 }
 
 /** The smaller of two journal cursors; null (replay everything) when either is unknown. */

@@ -2,6 +2,8 @@
  * The check route through `app.fetch` with the real journal, DuckDB and signing key, and a fake prober at the
  * injected seam: parameter validation, the free tier and its exact accounting, dry runs, exempt keys.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PAY_TO } from '../../fixtures/challenge.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
@@ -162,6 +164,9 @@ describe('the free tier', () => {
     for (let i = 0; i < 3; i++) expect((await check(first, target(i))).status).toBe(200);
     running = running.filter((spot) => spot !== first);
     await first.stop({ keepData: true });
+    // A clean stop moves the index checkpoint past the three receipts (journal records 1 to 3).
+    const checkpoint = JSON.parse(await readFile(join(first.dataDir, 'index-checkpoint.json'), 'utf8'));
+    expect(checkpoint).toEqual({ cursor: '3' });
     const second = await start(first.dataDir);
     expect((await check(second, target(3))).status).toBe(200);
     expect((await check(second, target(4))).status).toBe(200);
