@@ -8,10 +8,7 @@
  * quota never interferes; RPC calls per query are the proxies' request count divided by the queries.
  */
 import { performance } from 'node:perf_hooks';
-import { createWalletClient, type Hex, http } from 'viem';
-import { localBase } from '../sandbox/chain.ts';
-import { signAuthorization, v2PaymentHeader } from '../sandbox/eip3009.ts';
-import { BASE_USDC_ADDRESS, fiatTokenAbi } from '../sandbox/fiat-token.ts';
+import { signAuthorization, submitAuthorization, v2PaymentHeader } from '../sandbox/eip3009.ts';
 import { startWorld, type World } from '../sandbox/world.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { type BenchService, startService } from './_lib/service.ts';
@@ -36,18 +33,7 @@ export async function run(): Promise<Result> {
     const head = await world.chain.publicClient.getBlock();
     const validBefore = head.timestamp + 3600n;
     const landed = await signAuthorization(buyer, { to: world.sellers.payTo, value: 10_000n, validBefore });
-    const relayer = createWalletClient({
-      account: world.chain.accounts.relayer,
-      chain: localBase(world.chain.rpcUrl),
-      transport: http(world.chain.rpcUrl),
-    });
-    const { auth, signature } = landed;
-    const hash = await relayer.writeContract({
-      address: BASE_USDC_ADDRESS as Hex,
-      abi: fiatTokenAbi,
-      functionName: 'transferWithAuthorization',
-      args: [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce, signature],
-    });
+    const hash = await submitAuthorization(world.chain, landed.auth, landed.signature);
     await world.chain.publicClient.waitForTransactionReceipt({ hash });
     const pending = await signAuthorization(buyer, { to: world.sellers.payTo, value: 10_000n, validBefore });
 

@@ -128,14 +128,11 @@ export function createLedger(parts: {
         (value, position) => {
           last = position.cursor;
           const record = value as JournalRecord | QuotaRecord;
-          if (record?.kind === 'quota') {
+          // Receipts carry the quota use they paid for; lookups journal theirs alone.
+          if (record?.quota)
             for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
-            return;
-          }
           if (record?.kind !== 'receipt') return;
           records++;
-          if (record.quota)
-            for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
           if (checkpoint === null || Number(position.cursor) > Number(checkpoint)) {
             publish(record);
             reindexed++;
