@@ -18,6 +18,7 @@ import { badgeSnippets, newReceiptId } from '../core/receipt.ts';
 import { decide } from '../core/verdict.ts';
 import type { Ledger } from '../io/ledger.ts';
 import type { Store } from '../io/store.ts';
+import type { PaidAccess } from './deps.ts';
 import type { CheckParams } from './params.ts';
 
 export type Prober = { probe(url: string, method: 'GET' | 'POST'): Promise<ProbeOutcome> };
@@ -32,20 +33,32 @@ export type CheckDeps = {
   baseUrl: string;
 };
 
-/** Who the check is for: decides the receipt label and what the answer shows. */
+/** Who an unpaid check is for: decides the receipt label and what the answer shows. */
 export type CheckAccess = {
-  tier: 'free' | 'paid' | 'exempt';
+  tier: 'free' | 'exempt';
   /** `self-checked` only for the service's own self-test client (design.md). */
   checkType: 'dry-run' | 'self-checked';
   quota: { day: string; keys: Array<[string, string]> } | null;
 };
 
-export type CheckResult = {
-  receipt: Record<string, unknown> & { id: string };
+/** The quota units a receipt records (`IssueMeta['quota']`). */
+type QuotaRecord = CheckAccess['quota'];
+
+/** A receipt's `access`: the tier alone, or the paid block naming the landed settlement. */
+export type ReceiptAccess = { tier: 'free' | 'exempt' } | PaidAccess;
+
+/** A check computed but not yet issued. */
+export type CheckDraft = {
   /** The paid-tier answer of spec §2.1, without `access`. */
   full: Record<string, unknown>;
   /** The free-tier answer of spec §2.4, without `access`. */
   free: Record<string, unknown>;
+  /** Signs the receipt with `access`, journals it (resolving once fsynced) and publishes it with its observation. */
+  issue(access: ReceiptAccess, quota: QuotaRecord): Promise<Record<string, unknown> & { id: string }>;
+};
+
+export type CheckResult = Omit<CheckDraft, 'issue'> & {
+  receipt: Record<string, unknown> & { id: string };
 };
 
 /**
@@ -69,6 +82,20 @@ export async function runCheck(
   params: CheckParams,
   access: CheckAccess,
 ): Promise<CheckResult> {
+  const draft = await draftCheck(deps, params, access.checkType);
+  const receipt = await draft.issue({ tier: access.tier }, access.quota);
+  return { receipt, full: draft.full, free: draft.free };
+}
+
+/**
+ * Runs one check up to its receipt, without issuing it: nothing of the check (receipt, index row, observation) is
+ * written until `issue` is called. The paid route issues only after its settlement landed (issue 12).
+ */
+export async function draftCheck(
+  deps: CheckDeps,
+  params: CheckParams,
+  checkType: CheckAccess['checkType'],
+): Promise<CheckDraft> {
   const { outcome, cached } = await deps.probeCache.get(probeKey(params.urlNorm, params.method), () =>
     deps.prober.probe(params.url, params.method),
   );
@@ -131,7 +158,7 @@ export async function runCheck(
         ? { method_used: outcome.response.methodUsed }
         : {}),
     },
-    check_type: dryRun ? 'dry-run' : access.checkType,
+    check_type: dryRun ? 'dry-run' : checkType,
     payment_terms_sha256: termsHash,
     receipt_id: id,
     receipt_url: receiptUrl,
@@ -161,29 +188,32 @@ export async function runCheck(
     ref: params.ref,
     ...facts,
     http_status: outcome.kind === 'response' ? outcome.response.status : null,
-    access: { tier: access.tier },
     badge: badgeSnippets({ baseUrl: deps.baseUrl, host, receiptUrl, verdict: decision.verdict }),
   };
-  const receipt = await deps.ledger.issue(unsigned, {
-    row: {
-      id,
-      type: 'check',
-      issuedAt: unsigned.issued_at,
-      url: params.url,
-      urlNorm: params.urlNorm,
-      method: params.method,
-      verdict: decision.verdict,
-      reason: decision.reason,
-      checkType: facts.check_type,
-      mode: params.mode,
-      tier: access.tier,
-    },
-    observation: cached ? null : { urlNorm: params.urlNorm, method: params.method, value: observation },
-    quota: access.quota,
-  });
+  const row = {
+    id,
+    type: 'check' as const,
+    issuedAt: unsigned.issued_at,
+    url: params.url,
+    urlNorm: params.urlNorm,
+    method: params.method,
+    verdict: decision.verdict,
+    reason: decision.reason,
+    checkType: facts.check_type,
+    mode: params.mode,
+  };
+  const issue: CheckDraft['issue'] = (receiptAccess, quota) =>
+    deps.ledger.issue(
+      { ...unsigned, access: receiptAccess },
+      {
+        row: { ...row, tier: receiptAccess.tier },
+        observation: cached ? null : { urlNorm: params.urlNorm, method: params.method, value: observation },
+        quota,
+      },
+    );
 
   return {
-    receipt,
+    issue,
     full: { ...facts, history_observations: observations },
     free: {
       verdict: decision.verdict,

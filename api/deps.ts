@@ -10,8 +10,18 @@ import type { ChainReaderLike } from './payment-status.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
-/** A paid answer in the making: the body gets `access` (tier, charged_usd, tx) once settlement landed. */
-export type PaidAnswer = { status: number; body: Record<string, unknown> };
+/** The `access` block of a paid answer and of its receipt (spec §2.1), from a landed settlement. */
+export type PaidAccess = { tier: 'paid'; charged_usd: string; tx: string };
+
+/**
+ * A paid answer in the making; the body gets `access` once settlement landed. A handler whose answer names a receipt
+ * gives `complete` instead of `body`: it runs only after the settlement landed, issues the receipt (signed with this
+ * access block, journaled and fsynced, then published) and resolves with the body. Nothing of an unsettled call is
+ * written (issue 12).
+ */
+export type SaleAnswer =
+  | { status: number; body: Record<string, unknown> }
+  | { status: number; complete: (access: PaidAccess) => Promise<Record<string, unknown>> };
 
 /** Selling through x402 (api/sales.ts). */
 export type Sales = {
@@ -22,8 +32,9 @@ export type Sales = {
     error: string,
     headers?: Record<string, string>,
   ): Promise<Response>;
-  /** Verifies the payment, runs `handler`, and settles only after a successful answer. */
-  sell(event: H3Event, offer: OfferName, handler: () => Promise<PaidAnswer>): Promise<Response>;
+  /** Verifies the payment, runs `handler`, settles only after a successful answer, and completes the answer only
+   *  after the settlement landed. */
+  sell(event: H3Event, offer: OfferName, handler: () => Promise<SaleAnswer>): Promise<Response>;
 };
 
 export type AppDeps = CheckDeps & {

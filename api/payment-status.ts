@@ -21,7 +21,7 @@ import { probeKey } from '../core/probe-cache.ts';
 import { newReceiptId } from '../core/receipt.ts';
 import { normalizeUrl } from '../core/url.ts';
 import { createChainReader } from '../io/chain-reader.ts';
-import type { CheckDeps } from './check.ts';
+import type { CheckAccess, CheckDeps, ReceiptAccess } from './check.ts';
 
 /** What the route needs of the chain reader (`io/chain-reader.ts`); tests put a fake here. */
 export type ChainReaderLike = { read(query: ChainQuery): Promise<ChainEvidence> };
@@ -33,17 +33,25 @@ export type PaymentStatusDeps = Pick<
   chain: ChainReaderLike;
 };
 
-/** Who the answer is for: the receipt records the tier, and a free use is committed with the receipt. */
-export type PaymentStatusAccess = {
-  tier: 'free' | 'paid' | 'exempt';
-  quota: { day: string; keys: Array<[string, string]> } | null;
-};
+/** Who an unpaid answer is for: the receipt records the tier, and a free use is committed with the receipt. */
+export type PaymentStatusAccess = Omit<CheckAccess, 'checkType'>;
 
-export type PaymentStatusOutcome =
-  /** The spec §2.7 answer without `access`; `receipt` is the signed copy. */
-  | { ok: true; body: Record<string, unknown> & { id: string }; rpcCalls: number }
-  /** No chain source answered: the route answers 503 and charges nothing (spec §7). */
-  | { ok: false; code: 'chain_unavailable'; errors: string[] };
+/** The spec §2.7 answer without `access`; `receipt` is the signed copy. */
+type StatusBody = Record<string, unknown> & { id: string };
+
+/** No chain source answered: the route answers 503 and charges nothing (spec §7). */
+type NoChain = { ok: false; code: 'chain_unavailable'; errors: string[] };
+
+export type PaymentStatusOutcome = { ok: true; body: StatusBody; rpcCalls: number } | NoChain;
+
+/** A payment-status answer decided but not yet issued: nothing of it is written until `issue` is called. */
+export type PaymentStatusDraft = {
+  ok: true;
+  rpcCalls: number;
+  /** Signs the `ps-` receipt with `access`, journals it (resolving once fsynced), publishes it; resolves with the
+   *  answer, signed copy included. */
+  issue(access: ReceiptAccess, quota: PaymentStatusAccess['quota']): Promise<StatusBody>;
+};
 
 /** Per-source budget of the live service (ms): two sources are read in parallel, so this bounds the answer. */
 export const CHAIN_TIMEOUT_MS = 2500;
@@ -79,6 +87,19 @@ export async function runPaymentStatus(
   query: PaymentStatusQuery,
   access: PaymentStatusAccess,
 ): Promise<PaymentStatusOutcome> {
+  const draft = await draftPaymentStatus(deps, query);
+  if (!draft.ok) return draft;
+  return { ok: true, body: await draft.issue({ tier: access.tier }, access.quota), rpcCalls: draft.rpcCalls };
+}
+
+/**
+ * Runs one payment-status check up to its receipt, without issuing it. The paid route issues only after its
+ * settlement landed (issue 12).
+ */
+export async function draftPaymentStatus(
+  deps: PaymentStatusDeps,
+  query: PaymentStatusQuery,
+): Promise<PaymentStatusDraft | NoChain> {
   const [evidence, seller] = await Promise.all([deps.chain.read(query), sellerTerms(deps, query.sellerUrl)]);
   if (noSourceAnswered(evidence)) {
     return {
@@ -103,28 +124,30 @@ export async function runPaymentStatus(
     issued_at: issuedAt,
     receipt_url: receiptUrl,
   };
-  const receipt = await deps.ledger.issue(
-    { ...fields, client: query.client, ref: query.ref, access: { tier: access.tier } },
-    {
-      row: {
-        id,
-        type: 'payment-status',
-        issuedAt,
-        url: query.sellerUrl,
-        urlNorm: query.sellerUrl === null ? null : normalizeUrl(query.sellerUrl),
-        method: query.sellerUrl === null ? null : 'GET',
-        verdict: result.status,
-        reason: result.reason,
-        checkType: null,
-        mode: null,
-        tier: access.tier,
-      },
-      observation: null,
-      quota: access.quota,
-    },
-  );
+  const row = {
+    id,
+    type: 'payment-status' as const,
+    issuedAt,
+    url: query.sellerUrl,
+    urlNorm: query.sellerUrl === null ? null : normalizeUrl(query.sellerUrl),
+    method: query.sellerUrl === null ? null : ('GET' as const),
+    verdict: result.status,
+    reason: result.reason,
+    checkType: null,
+    mode: null,
+  };
   const rpcCalls = evidence.sources.reduce((sum, source) => sum + source.rpcCalls, 0);
-  return { ok: true, body: { ...fields, receipt }, rpcCalls };
+  return {
+    ok: true,
+    rpcCalls,
+    async issue(access, quota) {
+      const receipt = await deps.ledger.issue(
+        { ...fields, client: query.client, ref: query.ref, access },
+        { row: { ...row, tier: access.tier }, observation: null, quota },
+      );
+      return { ...fields, receipt };
+    },
+  };
 }
 
 /** The terms of the seller's live 402, or null when there is no seller URL or no decodable challenge. */

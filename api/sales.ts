@@ -1,10 +1,11 @@
 /**
  * Selling the service's own calls: the app's view of the x402 seller (`api/x402/seller.ts`). A handler returns its
- * status and body; the body gets `access` (`tier: "paid"`, `charged_usd`, `tx`) only once settlement landed, and a
- * handler that raises an API error (a 400 after payment, spec §4) is answered without settling anything.
+ * status and body (or a `complete` step, see {@link SaleAnswer}); the body gets `access` (`tier: "paid"`,
+ * `charged_usd`, `tx`) only once settlement landed, and a handler that raises an API error (a 400 after payment,
+ * spec §4) is answered without settling anything.
  */
 import { type H3Event, HTTPError } from 'h3';
-import type { Sales } from './deps.ts';
+import type { SaleAnswer, Sales } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OfferMethod, offerFor } from './x402/offers.ts';
 import { paidAccess, paidJson, type Seller } from './x402/seller.ts';
@@ -20,10 +21,15 @@ export function createSales(seller: Seller, baseUrl: string): Sales {
     sell(event, name, handler) {
       return seller.sell(event, offer(event, name), async () => {
         try {
-          const answer = await handler();
-          return paidJson((settlement) => ({ ...answer.body, access: paidAccess(settlement) }), {
-            status: answer.status,
-          });
+          const answer: SaleAnswer = await handler();
+          return paidJson(
+            async (settlement) => {
+              const access = paidAccess(settlement);
+              const body = 'complete' in answer ? await answer.complete(access) : answer.body;
+              return { ...body, access };
+            },
+            { status: answer.status },
+          );
         } catch (error) {
           if (error instanceof HTTPError) return toErrorResponse(error);
           throw error;

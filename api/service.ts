@@ -22,14 +22,14 @@ import { type InboxHandler, watchInbox } from '../io/inbox.ts';
 import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
 import { checkpointPath, createLedger } from '../io/ledger.ts';
-import { createProber, type Lookup } from '../io/prober.ts';
+import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/prober.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
 import { createApp } from './app.ts';
 import type { Prober } from './check.ts';
 import { type Config, dataPaths } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createIdentity } from './identity.ts';
-import { type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
+import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { createSales } from './sales.ts';
 import { createSeller } from './x402/seller.ts';
 
@@ -89,7 +89,10 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     (config.facilitatorUrl
       ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
       : missingFacilitator());
-  const seller = createSeller({ facilitator, payTo: serviceWallet.address, now });
+  // A paid handler is one probe (payment status reads the chain alongside it, within its own shorter budget), plus
+  // store reads and the receipt; a second of slack covers those.
+  const handlerBudgetSeconds = Math.ceil(Math.max(PROBE_BUDGET_MS, CHAIN_TIMEOUT_MS) / 1000) + 1;
+  const seller = createSeller({ facilitator, payTo: serviceWallet.address, now, handlerBudgetSeconds });
 
   const deps: AppDeps = {
     prober,

@@ -33,6 +33,9 @@ export type LookupAddress = { address: string; family: 4 | 6 };
 export type Lookup = (host: string) => Promise<LookupAddress[]>;
 
 /** Options of {@link createProber}; every side effect is a parameter with a default. */
+/** The default budget of one whole probe (spec §2.10: 5 s); a paid check's handler runs within it. */
+export const PROBE_BUDGET_MS = 5000;
+
 export type ProberOptions = {
   lookup?: Lookup;
   /** Operator exemptions from the gate (`PROBE_ALLOW_CIDRS`); empty by default. */
@@ -75,7 +78,7 @@ export const systemLookup: Lookup = async (host) => {
 export function createProber(options: ProberOptions = {}): Prober {
   const lookup = options.lookup ?? systemLookup;
   const allow = options.allow ?? [];
-  const timeoutMs = options.timeoutMs ?? 5000;
+  const timeoutMs = options.timeoutMs ?? PROBE_BUDGET_MS;
   const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
   const maxHeaderSize = options.maxHeaderBytes ?? 256 * 1024;
   const maxRedirects = options.maxRedirects ?? 3;

@@ -16,8 +16,9 @@ import * as v from 'valibot';
 import { type Abi, createWalletClient, http, publicActions } from 'viem';
 import { type Chain, localBase } from './chain.ts';
 
-/** `ok` serves normally; `down` answers every request 503; `slow` answers after `delayMs`. */
-export type FacilitatorMode = 'ok' | 'down' | 'slow';
+/** `ok` serves normally; `down` answers every request 503; `slow` answers after `delayMs`; `lie` verifies normally
+ *  but answers every settle with a success that settled nothing (`"hello"` on `eip155:1` for one atomic unit). */
+export type FacilitatorMode = 'ok' | 'down' | 'slow' | 'lie';
 
 /** A running sandbox facilitator. */
 export type Facilitator = {
@@ -85,6 +86,9 @@ export async function startFacilitator(chain: Chain, options: FacilitatorOptions
       return send(res, 400, failure);
     }
     const { paymentPayload, paymentRequirements } = request;
+    if (endpoint === 'settle' && state.mode === 'lie') {
+      return send(res, 200, { success: true, transaction: 'hello', network: 'eip155:1', amount: '1' });
+    }
     const result =
       endpoint === 'verify'
         ? await facilitator.verify(paymentPayload, paymentRequirements)

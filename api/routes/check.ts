@@ -7,7 +7,7 @@ import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
 import { answerFree, exemptKeyOf, hasPayment, takeDryRun, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
-import { type CheckAccess, runCheck } from '../check.ts';
+import { type CheckAccess, draftCheck, runCheck } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { type CheckParams, parseCheckParams } from '../params.ts';
@@ -26,11 +26,19 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   const paying = exempt === null && hasPayment(event);
 
   if (paying) {
-    // Paid: payment first, then parameters, then settlement only after a successful answer (spec §4).
+    // Paid: payment first, then parameters, then settlement only after a successful answer (spec §4); the receipt
+    // is issued only once the settlement landed, naming its transaction (issue 12).
     return deps.sales.sell(event, 'check', async () => {
       const params = validated(raw);
-      const result = await runCheck(deps, params, { tier: 'paid', checkType: 'dry-run', quota: null });
-      return { status: 200, body: { ...result.full, reputation: await deps.reputation(params) } };
+      const draft = await draftCheck(deps, params, 'dry-run');
+      const body = { ...draft.full, reputation: await deps.reputation(params) };
+      return {
+        status: 200,
+        complete: async (access) => {
+          await draft.issue(access, null);
+          return body;
+        },
+      };
     });
   }
 

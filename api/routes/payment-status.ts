@@ -14,7 +14,12 @@ import { answerFree, exemptKeyOf, hasPayment, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
-import { type PaymentStatusAccess, type PaymentStatusDeps, runPaymentStatus } from '../payment-status.ts';
+import {
+  draftPaymentStatus,
+  type PaymentStatusAccess,
+  type PaymentStatusDeps,
+  runPaymentStatus,
+} from '../payment-status.ts';
 import { queryOf } from '../query.ts';
 
 const PATH = '/v1/products/payment-status';
@@ -29,9 +34,10 @@ export function paymentStatusRoutes(app: H3, deps: AppDeps): void {
 async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
   const exempt = exemptKeyOf(event, deps.gate);
   if (exempt === null && hasPayment(event)) {
+    // The `ps-` receipt is issued only once the settlement landed, naming its transaction (issue 12).
     return deps.sales.sell(event, 'payment-status', async () => {
-      const query = validated(raw);
-      return { status: 200, body: await answer(deps, query, { tier: 'paid', quota: null }) };
+      const draft = chainAnswered(await draftPaymentStatus(runDepsOf(deps), validated(raw)));
+      return { status: 200, complete: (access) => draft.issue(access, null) };
     });
   }
 
@@ -63,17 +69,22 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
 
 /** The answer without `access`; throws the 503 `chain_unavailable` API error when no source answered. */
 async function answer(deps: AppDeps, query: PaymentStatusQuery, access: PaymentStatusAccess) {
-  const runDeps: PaymentStatusDeps = { ...deps, chain: chainOf(deps) };
-  const outcome = await runPaymentStatus(runDeps, query, access);
-  if (!outcome.ok) {
-    throw apiError(
-      503,
-      'chain_unavailable',
-      'No chain source answered; nothing was charged and no free check was used. Try again shortly.',
-      { 'retry-after': '5' },
-    );
-  }
-  return outcome.body;
+  return chainAnswered(await runPaymentStatus(runDepsOf(deps), query, access)).body;
+}
+
+function runDepsOf(deps: AppDeps): PaymentStatusDeps {
+  return { ...deps, chain: chainOf(deps) };
+}
+
+/** The outcome when a chain source answered; else the 503 `chain_unavailable` API error. */
+function chainAnswered<T extends { ok: boolean }>(outcome: T): Extract<T, { ok: true }> {
+  if (outcome.ok) return outcome as Extract<T, { ok: true }>;
+  throw apiError(
+    503,
+    'chain_unavailable',
+    'No chain source answered; nothing was charged and no free check was used. Try again shortly.',
+    { 'retry-after': '5' },
+  );
 }
 
 function chainOf(deps: AppDeps): PaymentStatusDeps['chain'] {

@@ -16,6 +16,8 @@ export type Driver = {
   x402Version: 1 | 2;
   amountAtomic: string;
   network: string;
+  /** The network as the facilitator names it in this version's answers: CAIP-2 for v2, `base` for v1. */
+  wireNetwork: string;
   /** Null when the payload targets these requirements; otherwise the 402 error string. May throw when the
    *  facilitator must be asked and cannot be reached. */
   prepare(): Promise<string | null>;
@@ -31,6 +33,7 @@ export function v2Driver(server: x402ResourceServer, challenge: Challenge, paylo
     x402Version: 2,
     amountAtomic: requirement.amount,
     network: requirement.network,
+    wireNetwork: requirement.network,
     async prepare() {
       if (!matched) return 'No matching payment requirements';
       const advertised = await paymentRequiredOf(server, challenge);
@@ -75,6 +78,7 @@ export function v1Driver(
     x402Version: 1,
     amountAtomic: requirement.amount,
     network: requirement.network,
+    wireNetwork: requirementsV1.network,
     async prepare() {
       if (!(await supportsV1())) return 'x402_v1_unsupported';
       if (payload.scheme !== requirementsV1.scheme || payload.network !== requirementsV1.network) {

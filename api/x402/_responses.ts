@@ -42,6 +42,36 @@ export function errorResponse(status: number, code: string, message: string): Re
   });
 }
 
+/** 502 when the facilitator did not answer (`verify`: nothing settled) or did not confirm a settlement (`settle`). */
+export function facilitatorUnavailable(stage: 'verify' | 'settle'): Response {
+  const message =
+    stage === 'verify'
+      ? 'The payment facilitator did not answer; nothing was settled. Retry with the same payment.'
+      : 'The payment facilitator did not confirm settlement; check the payment status before signing a new payment.';
+  return errorResponse(502, 'facilitator_unavailable', message);
+}
+
+/** 502 when the facilitator claimed a settlement that does not describe this payment: its outcome is unknown. */
+export function settlementUnverified(): Response {
+  return errorResponse(
+    502,
+    'settlement_unverified',
+    'The payment facilitator reported a settlement that does not match this payment; nothing was delivered. Check the payment status before signing a new payment.',
+  );
+}
+
+/** 500 after a landed settlement whose answer could not be made durable: the buyer learns the transaction. */
+export function deliveryFailed(tx: string, headers: Record<string, string>): Response {
+  const response = errorResponse(
+    500,
+    'internal_error',
+    `The payment settled (transaction ${tx}) but the answer could not be recorded; nothing about it was published.`,
+  );
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  response.headers.set('Access-Control-Expose-Headers', EXPOSE);
+  return response;
+}
+
 /** Settlement-response headers: `PAYMENT-RESPONSE` always, plus `X-PAYMENT-RESPONSE` for a v1 payment. */
 export function settlementHeaders(result: SettleResponse, x402Version: 1 | 2): Record<string, string> {
   const encoded = encodePaymentResponseHeader(result);
@@ -50,12 +80,13 @@ export function settlementHeaders(result: SettleResponse, x402Version: 1 | 2): R
     : { 'PAYMENT-RESPONSE': encoded };
 }
 
-/** The handler's answer after a landed settlement: its body (rendered now for a PaidJson) plus the receipt. */
-export function paidResponse(
+/** The handler's answer after a landed settlement: its body (rendered now for a PaidJson, which may first make its
+ *  receipt durable) plus the settlement headers. Rejects when the render does. */
+export async function paidResponse(
   answer: PaidAnswer,
   settlement: Settlement,
   headers: Record<string, string>,
-): Response {
+): Promise<Response> {
   let out: Response;
   if (answer instanceof Response) {
     // A Response's body is already final: re-wrap it so its headers become mutable.
@@ -65,7 +96,7 @@ export function paidResponse(
       headers: answer.headers,
     });
   } else {
-    out = new Response(JSON.stringify(answer.render(settlement)), {
+    out = new Response(JSON.stringify(await answer.render(settlement)), {
       status: answer.status,
       headers: { 'Content-Type': 'application/json', ...answer.headers },
     });

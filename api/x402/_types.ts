@@ -14,6 +14,9 @@ export type SellerConfig = {
   network?: 'eip155:8453';
   /** Lifetime the buyer signs for (`validBefore = now + this`); SDK default 300. */
   maxTimeoutSeconds?: number;
+  /** The longest a paid handler runs (seconds). A payment whose authorization expires sooner than this plus the
+   *  settlement margin after verification is refused (402 `authorization_expires_too_soon`) before the handler runs. */
+  handlerBudgetSeconds?: number;
   /** Verify calls slower than this answer 502; settle is never cut short (its outcome would be unknown). */
   verifyTimeoutMs?: number;
   /** Clock for expiring the replay guard; defaults to the system clock. */
@@ -58,13 +61,15 @@ export type Settlement = {
 
 /**
  * A success answer whose JSON body is rendered after settlement, so it can carry the transaction hash
- * (`access.tx`) even though the handler runs before settle. Build it with {@link paidJson}.
+ * (`access.tx`) even though the handler runs before settle. Build it with {@link paidJson}. `render` is called only
+ * once the settlement landed and may be async: that is where a handler signs, journals and publishes what its answer
+ * names, so nothing of an unsettled call is ever written. If it rejects, the buyer gets a 500 naming the transaction.
  */
 export type PaidJson = {
   readonly kind: 'paid-json';
   status: number;
   headers: Record<string, string>;
-  render: (settlement: Settlement) => unknown;
+  render: (settlement: Settlement) => unknown | Promise<unknown>;
 };
 
 /** What a paid handler returns: a `Response` (errors, or bodies that need no tx) or a {@link PaidJson}. */

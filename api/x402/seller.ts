@@ -6,15 +6,21 @@
  * 1. No `PAYMENT-SIGNATURE`/`X-PAYMENT` header → 402. Undecodable header → 402 `invalid_payment_header`.
  * 2. The same payment already in flight, or already settled → 402 at once (`_replay.ts`).
  * 3. Facilitator verify: invalid → 402 with its `invalidReason`; error or timeout → 502 `facilitator_unavailable`.
+ *    An authorization whose `validBefore` is less than the handler budget plus {@link SETTLE_MARGIN_SECONDS} away →
+ *    402 `authorization_expires_too_soon`: it could expire before its settlement lands.
  * 4. The handler runs (it checks its own parameters now, spec §4: "checked after the 402 and before anything is
  *    settled"). Status ≥ 400 → returned as is, nothing settled. Throw → 500, nothing settled.
- * 5. Settle: success → the handler's answer + `PAYMENT-RESPONSE` + `Cache-Control: private`. Failure,
- *    including `settlement_pending` → 402 + `PAYMENT-RESPONSE` (success:false) and no paid body: a paid answer
- *    only ever follows a settlement that landed. Error or timeout → 502 (outcome unknown; the buyer should ask
- *    payment-status before signing again).
+ * 5. Settle: success that matches the payment (`_settlement.ts`: a 32-byte transaction hash, the requirement's
+ *    network and price, the verified payer) → the handler's answer + `PAYMENT-RESPONSE` + `Cache-Control: private`.
+ *    Failure, including `settlement_pending` → 402 + `PAYMENT-RESPONSE` (success:false) and no paid body: a paid
+ *    answer only ever follows a settlement that landed. Error or timeout → 502 `facilitator_unavailable`; a success
+ *    that does not match → 502 `settlement_unverified` (both: outcome unknown, the payment key stays held; the buyer
+ *    should ask payment-status before signing again).
  *
  * Body carrying the transaction: the handler runs before settlement, so it returns {@link paidJson} with a
- * render function; the seller calls it with the {@link Settlement} once the transaction has landed.
+ * render function; the seller calls (and awaits) it with the {@link Settlement} once the transaction has landed.
+ * A handler defers everything public or durable (its receipt, its observation) to that render: nothing derived from
+ * a call whose settlement did not land is ever written.
  *
  * HEAD: h3 v2 routes HEAD to the GET handler, so `sell` treats HEAD exactly like the offer's method (402 unless
  * paid). Route HEAD of a paid path to the same guarded handler, or answer 405; never to an unguarded one.
@@ -27,15 +33,18 @@ import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { BASE, canonicalUsdc, evmChainId } from '../../core/networks.ts';
 import { buildChallenge, type Challenge, paymentRequiredOf, type Terms } from './_challenge.ts';
 import { createV1Support, type Driver, v1Driver, v2Driver } from './_drivers.ts';
-import { decodePaymentHeader } from './_payment-header.ts';
+import { type DecodedPayment, decodePaymentHeader } from './_payment-header.ts';
 import { createReplayGuard, type ReplayRefusal } from './_replay.ts';
 import {
-  atomicToUsdText,
   challengeResponse,
+  deliveryFailed,
   errorResponse,
+  facilitatorUnavailable,
   paidResponse,
   settlementHeaders,
+  settlementUnverified,
 } from './_responses.ts';
+import { readSettlement, settleErrorResult } from './_settlement.ts';
 import type { Offer, PaidHandler, PaidJson, Seller, SellerConfig, Settlement } from './_types.ts';
 
 export { X402_CORS } from './_responses.ts';
@@ -45,7 +54,7 @@ export type * from './_types.ts';
  *  `status` must be below 400: error answers are plain `Response`s (a PaidJson with an error status is a bug and
  *  answers 500, unsettled). */
 export function paidJson(
-  render: (settlement: Settlement) => unknown,
+  render: (settlement: Settlement) => unknown | Promise<unknown>,
   init: { status?: number; headers?: Record<string, string> } = {},
 ): PaidJson {
   return { kind: 'paid-json', status: init.status ?? 200, headers: init.headers ?? {}, render };
@@ -55,6 +64,13 @@ export function paidJson(
 export function paidAccess(settlement: Settlement): { tier: 'paid'; charged_usd: string; tx: string } {
   return { tier: 'paid', charged_usd: settlement.chargedUsd, tx: settlement.tx };
 }
+
+/**
+ * Seconds an authorization must outlive the paid handler: verify is done by then, and settlement still needs the
+ * facilitator's own checks (the SDK refuses under 6 s left), a broadcast, inclusion in a block, and possibly the one
+ * `settlement_pending` retry. The official client signs for `maxTimeoutSeconds` (300), far above this.
+ */
+export const SETTLE_MARGIN_SECONDS = 30;
 
 /** Creates the seller. No facilitator call happens here: a 402 is producible with the facilitator down. */
 export function createSeller(config: SellerConfig): Seller {
@@ -78,6 +94,7 @@ export function createSeller(config: SellerConfig): Seller {
   const supportsV1 = createV1Support(config.facilitator, v1Network);
   const guard = createReplayGuard(config.now ?? (() => new Date()));
   const verifyTimeoutMs = config.verifyTimeoutMs ?? 15_000;
+  const handlerBudgetSeconds = config.handlerBudgetSeconds ?? 0;
   const unavailable = (stage: 'verify' | 'settle', error: unknown) => {
     config.onError?.(stage, error);
     return facilitatorUnavailable(stage);
@@ -86,7 +103,13 @@ export function createSeller(config: SellerConfig): Seller {
   const refuse = async (challenge: Challenge, error: string, headers?: Record<string, string>) =>
     challengeResponse(await paymentRequiredOf(server, challenge, error), headers);
 
-  async function run(challenge: Challenge, driver: Driver, from: string | null, handler: PaidHandler) {
+  /** Refuses before the handler runs when the authorization could expire before its settlement lands. */
+  const expiresTooSoon = (validBefore: number | null): boolean => {
+    const now = Math.floor((config.now ?? (() => new Date()))().getTime() / 1000);
+    return validBefore === null || validBefore < now + handlerBudgetSeconds + SETTLE_MARGIN_SECONDS;
+  };
+
+  async function run(challenge: Challenge, driver: Driver, decoded: DecodedPayment, handler: PaidHandler) {
     try {
       const mismatch = await driver.prepare();
       if (mismatch !== null) return { response: await refuse(challenge, mismatch) };
@@ -102,8 +125,10 @@ export function createSeller(config: SellerConfig): Seller {
     }
     if (!verified.isValid)
       return { response: await refuse(challenge, verified.invalidReason ?? 'invalid_payment') };
+    if (expiresTooSoon(decoded.validBefore))
+      return { response: await refuse(challenge, 'authorization_expires_too_soon') };
 
-    const payer = verified.payer ?? from ?? '';
+    const payer = verified.payer ?? decoded.from ?? '';
     let answer: Awaited<ReturnType<PaidHandler>>;
     try {
       answer = await handler({
@@ -132,32 +157,31 @@ export function createSeller(config: SellerConfig): Seller {
     } catch (error) {
       if (!(error instanceof SettleError))
         return { response: unavailable('settle', error), settled: 'unknown' as const };
-      result = {
-        success: false,
-        errorReason: error.errorReason ?? error.message,
-        transaction: error.transaction ?? '',
-        network: error.network ?? driver.network,
-        ...(error.errorMessage === undefined ? {} : { errorMessage: error.errorMessage }),
-        ...(error.payer === undefined ? {} : { payer: error.payer }),
-      };
+      result = settleErrorResult(error, driver.wireNetwork);
+    }
+    const expected = { network: driver.wireNetwork, amountAtomic: driver.amountAtomic, payer };
+    const reading = readSettlement(result, expected);
+    if (reading.kind === 'unverified') {
+      config.onError?.('settle', new Error(`settlement not accepted: ${reading.problem}`));
+      return { response: settlementUnverified(), settled: 'unknown' as const };
     }
     const headers = settlementHeaders(result, driver.x402Version);
-    if (!result.success || result.transaction === '') {
-      const reason = result.success ? 'settlement_failed' : (result.errorReason ?? 'settlement_failed');
-      const broadcast = reason === 'settlement_pending' || result.transaction !== '';
+    if (reading.kind === 'failed') {
       return {
-        response: await refuse(challenge, reason, headers),
-        settled: broadcast ? ('pending' as const) : undefined,
+        response: await refuse(challenge, reading.reason, headers),
+        settled: reading.broadcast ? ('pending' as const) : undefined,
       };
     }
-    const settlement: Settlement = {
-      tx: result.transaction,
-      payer: result.payer ?? payer,
-      network: result.network,
-      amountAtomic: result.amount ?? driver.amountAtomic,
-      chargedUsd: atomicToUsdText(result.amount ?? driver.amountAtomic),
-    };
-    return { response: paidResponse(answer, settlement, headers), settled: 'landed' as const };
+    try {
+      // Rendering completes the handler's durable work (its receipt), so nothing of it exists before this line.
+      return {
+        response: await paidResponse(answer, reading.settlement, headers),
+        settled: 'landed' as const,
+      };
+    } catch (error) {
+      config.onError?.('handler', error);
+      return { response: deliveryFailed(reading.settlement.tx, headers), settled: 'landed' as const };
+    }
   }
 
   return {
@@ -183,7 +207,7 @@ export function createSeller(config: SellerConfig): Seller {
           decoded.version === 2
             ? v2Driver(server, challenge, decoded.payload)
             : v1Driver(config.facilitator, supportsV1, challenge, decoded.payload, v1Network);
-        const outcome = await run(challenge, driver, decoded.from, handler);
+        const outcome = await run(challenge, driver, decoded, handler);
         settled = outcome.settled;
         return outcome.response;
       } finally {
@@ -195,14 +219,6 @@ export function createSeller(config: SellerConfig): Seller {
       }
     },
   };
-}
-
-function facilitatorUnavailable(stage: 'verify' | 'settle'): Response {
-  const message =
-    stage === 'verify'
-      ? 'The payment facilitator did not answer; nothing was settled. Retry with the same payment.'
-      : 'The payment facilitator did not confirm settlement; check the payment status before signing a new payment.';
-  return errorResponse(502, 'facilitator_unavailable', message);
 }
 
 /** Rejects when `promise` has not settled within `ms`; the timer never keeps the process alive. */

@@ -54,7 +54,7 @@ function setup(options: { store?: Store } = {}) {
         amountAtomic: '20000',
         chargedUsd: '0.02',
       };
-      return Response.json(answer.render(settlement), {
+      return Response.json(await answer.render(settlement), {
         status: answer.status,
         headers: { 'payment-response': 'settled' },
       });

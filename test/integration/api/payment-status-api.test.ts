@@ -358,7 +358,8 @@ describe('paid calls', () => {
     expect(res.headers.get('payment-response')).toBeTruthy();
     const body = await json(res);
     expect(body.access).toEqual({ tier: 'paid', charged_usd: '0.02', tx: SETTLE_TX });
-    expect(body.receipt.access).toEqual({ tier: 'paid' });
+    // A paid receipt names the settlement that paid for it (issue 12).
+    expect(body.receipt.access).toEqual({ tier: 'paid', charged_usd: '0.02', tx: SETTLE_TX });
     expect(settles.length - before).toBe(1);
   });
 

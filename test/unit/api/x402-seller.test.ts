@@ -29,6 +29,7 @@ import {
   type PaidHandler,
   paidAccess,
   paidJson,
+  SETTLE_MARGIN_SECONDS,
   type SellerConfig,
 } from '../../../api/x402/seller.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
@@ -43,7 +44,7 @@ type Fake = FacilitatorClient & { verify: ReturnType<typeof vi.fn>; settle: Retu
 function fakeFacilitator(
   options: {
     verify?: (payload: PaymentPayload) => Promise<VerifyResponse>;
-    settle?: () => Promise<SettleResponse>;
+    settle?: (payload: PaymentPayload) => Promise<SettleResponse>;
     v1?: boolean;
   } = {},
 ): Fake {
@@ -55,8 +56,14 @@ function fakeFacilitator(
     verify: vi.fn(options.verify ?? (async () => ({ isValid: true, payer: BUYER.address }))),
     settle: vi.fn(
       options.settle ??
-        (async () =>
-          ({ success: true, transaction: TX, network: BASE, payer: BUYER.address }) as SettleResponse),
+        // The SDK facilitator names the network as the payload's version does: `base` for v1.
+        (async (payload: PaymentPayload) =>
+          ({
+            success: true,
+            transaction: TX,
+            network: payload.x402Version === 1 ? 'base' : BASE,
+            payer: BUYER.address,
+          }) as SettleResponse),
     ),
     getSupported: vi.fn(async () => ({ kinds, extensions: [], signers: {} })),
   };
@@ -345,6 +352,121 @@ describe('settlement failures', () => {
     expect(response.status).toBe(502);
     expect((await response.json()).error.code).toBe('facilitator_unavailable');
     expect((await seller.sell(request(headers), OFFER, okHandler)).status).toBe(402);
+  });
+});
+
+describe('a settle answer that does not describe the payment (issue 12, item 10)', () => {
+  const landed = { success: true, transaction: TX, network: BASE, payer: BUYER.address, amount: '20000' };
+  it.each([
+    ['a transaction that is no hash', { ...landed, transaction: 'hello' }],
+    ['an empty transaction', { ...landed, transaction: '' }],
+    ['a 31-byte transaction', { ...landed, transaction: `0x${'ab'.repeat(31)}` }],
+    ['another network', { ...landed, network: 'eip155:1' }],
+    ['another amount', { ...landed, amount: '1' }],
+    ['another payer', { ...landed, payer: PAY_TO }],
+    ['no payer', { success: true, transaction: TX, network: BASE }],
+    [
+      'hello on eip155:1 for one unit',
+      { success: true, transaction: 'hello', network: 'eip155:1', amount: '1' },
+    ],
+  ])('%s: 502 settlement_unverified, no paid body, the payment key held', async (_name, result) => {
+    const facilitator = fakeFacilitator({ settle: async () => result as SettleResponse });
+    const onError = vi.fn();
+    const seller = sellerWith(facilitator, { onError });
+    const render = vi.fn(() => ({ secret: 'paid content' }));
+    const headers = { 'PAYMENT-SIGNATURE': await signedHeader(seller) };
+    const response = await seller.sell(request(headers), OFFER, async () => paidJson(render));
+    expect(response.status).toBe(502);
+    expect((await response.json()).error.code).toBe('settlement_unverified');
+    expect(render).not.toHaveBeenCalled();
+    expect(response.headers.get('PAYMENT-RESPONSE')).toBeNull();
+    expect(onError).toHaveBeenCalledWith('settle', expect.any(Error));
+    const replay = await seller.sell(request(headers), OFFER, okHandler);
+    expect((await challengeOf(replay)).error).toBe('settlement_pending');
+    expect(facilitator.verify).toHaveBeenCalledTimes(1);
+  });
+
+  it('accepts an answer without amount, with the payer in another letter case', async () => {
+    const result = { success: true, transaction: TX, network: BASE, payer: BUYER.address.toLowerCase() };
+    const seller = sellerWith(fakeFacilitator({ settle: async () => result as SettleResponse }));
+    const headers = { 'PAYMENT-SIGNATURE': await signedHeader(seller) };
+    expect((await seller.sell(request(headers), OFFER, okHandler)).status).toBe(200);
+  });
+});
+
+describe('the paid answer is completed only after the settlement landed (issue 12, item 1)', () => {
+  it('renders after settle, and awaits an async render before the answer leaves', async () => {
+    const order: string[] = [];
+    const facilitator = fakeFacilitator({
+      settle: async () => {
+        order.push('settle');
+        return { success: true, transaction: TX, network: BASE, payer: BUYER.address } as SettleResponse;
+      },
+    });
+    const seller = sellerWith(facilitator);
+    const response = await seller.sell(
+      request({ 'PAYMENT-SIGNATURE': await signedHeader(seller) }),
+      OFFER,
+      async () => {
+        order.push('handler');
+        return paidJson(async (settlement) => {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          order.push('render');
+          return { tx: settlement.tx };
+        });
+      },
+    );
+    expect(await response.json()).toEqual({ tx: TX });
+    expect(order).toEqual(['handler', 'settle', 'render']);
+  });
+
+  it('a render that fails after settlement: 500 naming the transaction, PAYMENT-RESPONSE, key held', async () => {
+    const onError = vi.fn();
+    const seller = sellerWith(fakeFacilitator(), { onError });
+    const headers = { 'PAYMENT-SIGNATURE': await signedHeader(seller) };
+    const response = await seller.sell(request(headers), OFFER, async () =>
+      paidJson(() => Promise.reject(new Error('disk full'))),
+    );
+    expect(response.status).toBe(500);
+    expect((await response.json()).error.message).toContain(TX);
+    expect(decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE') ?? '')).toMatchObject({
+      success: true,
+      transaction: TX,
+    });
+    expect(onError).toHaveBeenCalledWith('handler', expect.any(Error));
+    const replay = await seller.sell(request(headers), OFFER, okHandler);
+    expect((await challengeOf(replay)).error).toBe('payment_already_used');
+  });
+});
+
+describe('an authorization that could expire before settlement (issue 12, item 1)', () => {
+  // The official client signs validBefore = now + 300 s; a seller clock ahead of it leaves less.
+  const sellerAhead = (facilitator: Fake, aheadSeconds: number) => {
+    const ahead = () => new Date(Date.now() + aheadSeconds * 1000);
+    return sellerWith(facilitator, { handlerBudgetSeconds: 6, now: ahead });
+  };
+
+  it('is refused with 402 authorization_expires_too_soon before the handler runs; nothing settled', async () => {
+    const facilitator = fakeFacilitator();
+    const signer = sellerWith(facilitator);
+    const header = await signedHeader(signer);
+    // 300 s lifetime, 275 s gone: 25 s left, under 6 s of handler budget plus SETTLE_MARGIN_SECONDS.
+    const seller = sellerAhead(facilitator, 275);
+    const handler = vi.fn(okHandler);
+    const response = await seller.sell(request({ 'PAYMENT-SIGNATURE': header }), OFFER, handler);
+    expect(response.status).toBe(402);
+    expect((await challengeOf(response)).error).toBe('authorization_expires_too_soon');
+    expect(handler).not.toHaveBeenCalled();
+    expect(facilitator.settle).not.toHaveBeenCalled();
+  });
+
+  it('is accepted with the budget plus the margin left', async () => {
+    const facilitator = fakeFacilitator();
+    const header = await signedHeader(sellerWith(facilitator));
+    const margin = 6 + SETTLE_MARGIN_SECONDS;
+    const seller = sellerAhead(facilitator, 300 - margin - 2);
+    const response = await seller.sell(request({ 'PAYMENT-SIGNATURE': header }), OFFER, okHandler);
+    expect(response.status).toBe(200);
   });
 });
 
