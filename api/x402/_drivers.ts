@@ -8,6 +8,8 @@
  */
 import type { FacilitatorClient, x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
+import { evmChainId } from '../../core/networks.ts';
 import { type Challenge, paymentRequiredOf, toV1Requirements } from './_challenge.ts';
 import type { PayloadV1 } from './_payment-header.ts';
 
@@ -95,4 +97,23 @@ export function v1Driver(
       return facilitator.settle(wirePayload, wireRequirements);
     },
   };
+}
+
+/** Rejects when `promise` has not settled within `ms`; the timer never keeps the process alive. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`facilitator verify timed out after ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The v1 network name (`base`) of a CAIP-2 EVM network, for v1 payloads; null when v1 has no name for it. */
+export function v1NameOf(network: string): string | null {
+  const id = evmChainId(network);
+  const entry = Object.entries(EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>).find(
+    ([, chain]) => chain === id,
+  );
+  return entry ? entry[0] : null;
 }

@@ -28,11 +28,10 @@
 import { x402ResourceServer } from '@x402/core/server';
 import { SettleError, type SettleResponse, VerifyError, type VerifyResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
-import { BASE, canonicalUsdc, evmChainId } from '../../core/networks.ts';
+import { BASE, canonicalUsdc } from '../../core/networks.ts';
 import { buildChallenge, type Challenge, paymentRequiredOf, type Terms } from './_challenge.ts';
-import { createV1Support, type Driver, v1Driver, v2Driver } from './_drivers.ts';
+import { createV1Support, type Driver, v1Driver, v1NameOf, v2Driver, withTimeout } from './_drivers.ts';
 import { type DecodedPayment, decodePaymentHeader } from './_payment-header.ts';
 import { createReplayGuard, type ReplayRefusal } from './_replay.ts';
 import {
@@ -92,7 +91,8 @@ export function createSeller(config: SellerConfig): Seller {
     .registerExtension(bazaarResourceServerExtension);
   const v1Network = v1NameOf(network);
   const supportsV1 = createV1Support(config.facilitator, v1Network);
-  const guard = createReplayGuard(config.now ?? (() => new Date()));
+  const now = config.now ?? (() => new Date());
+  const guard = createReplayGuard(now);
   const verifyTimeoutMs = config.verifyTimeoutMs ?? 15_000;
   const handlerBudgetSeconds = config.handlerBudgetSeconds ?? 0;
   const unavailable = (stage: 'verify' | 'settle', error: unknown) => {
@@ -103,13 +103,20 @@ export function createSeller(config: SellerConfig): Seller {
   const refuse = async (challenge: Challenge, error: string, headers?: Record<string, string>) =>
     challengeResponse(await paymentRequiredOf(server, challenge, error), headers);
 
-  /** Refuses before the handler runs when the authorization could expire before its settlement lands. */
+  /** True when the authorization could expire before a settlement after the handler lands. */
   const expiresTooSoon = (validBefore: number | null): boolean => {
-    const now = Math.floor((config.now ?? (() => new Date()))().getTime() / 1000);
-    return validBefore === null || validBefore < now + handlerBudgetSeconds + SETTLE_MARGIN_SECONDS;
+    const at = Math.floor(now().getTime() / 1000);
+    return validBefore === null || validBefore < at + handlerBudgetSeconds + SETTLE_MARGIN_SECONDS;
   };
 
-  async function run(challenge: Challenge, driver: Driver, decoded: DecodedPayment, handler: PaidHandler) {
+  type Outcome = { response: Response; settled?: 'landed' | 'pending' | 'unknown' };
+
+  /** Matching, facilitator verify and the expiry rule: the payer, or the answer that ends the flow. */
+  async function verifyPayment(
+    challenge: Challenge,
+    driver: Driver,
+    decoded: DecodedPayment,
+  ): Promise<{ payer: string } | Outcome> {
     try {
       const mismatch = await driver.prepare();
       if (mismatch !== null) return { response: await refuse(challenge, mismatch) };
@@ -127,8 +134,13 @@ export function createSeller(config: SellerConfig): Seller {
       return { response: await refuse(challenge, verified.invalidReason ?? 'invalid_payment') };
     if (expiresTooSoon(decoded.validBefore))
       return { response: await refuse(challenge, 'authorization_expires_too_soon') };
+    return { payer: verified.payer ?? decoded.from ?? '' };
+  }
 
-    const payer = verified.payer ?? decoded.from ?? '';
+  async function run(challenge: Challenge, driver: Driver, decoded: DecodedPayment, handler: PaidHandler) {
+    const verified = await verifyPayment(challenge, driver, decoded);
+    if ('response' in verified) return verified;
+    const { payer } = verified;
     let answer: Awaited<ReturnType<PaidHandler>>;
     try {
       answer = await handler({
@@ -150,37 +162,44 @@ export function createSeller(config: SellerConfig): Seller {
             : errorResponse(500, 'internal_error', 'The request failed; nothing was charged.'),
       };
     }
+    return settleAndDeliver(challenge, driver, answer, payer);
+  }
 
+  /** Settles, and completes the answer only on a settlement that landed and matches the payment. */
+  async function settleAndDeliver(
+    challenge: Challenge,
+    driver: Driver,
+    answer: Awaited<ReturnType<PaidHandler>>,
+    payer: string,
+  ): Promise<Outcome> {
     let result: SettleResponse;
     try {
       result = await driver.settle();
     } catch (error) {
       if (!(error instanceof SettleError))
-        return { response: unavailable('settle', error), settled: 'unknown' as const };
+        return { response: unavailable('settle', error), settled: 'unknown' };
       result = settleErrorResult(error, driver.wireNetwork);
     }
-    const expected = { network: driver.wireNetwork, amountAtomic: driver.amountAtomic, payer };
-    const reading = readSettlement(result, expected);
+    const reading = readSettlement(result, {
+      network: driver.wireNetwork,
+      amountAtomic: driver.amountAtomic,
+      payer,
+    });
     if (reading.kind === 'unverified') {
       config.onError?.('settle', new Error(`settlement not accepted: ${reading.problem}`));
-      return { response: settlementUnverified(), settled: 'unknown' as const };
+      return { response: settlementUnverified(), settled: 'unknown' };
     }
     const headers = settlementHeaders(result, driver.x402Version);
     if (reading.kind === 'failed') {
-      return {
-        response: await refuse(challenge, reading.reason, headers),
-        settled: reading.broadcast ? ('pending' as const) : undefined,
-      };
+      const response = await refuse(challenge, reading.reason, headers);
+      return reading.broadcast ? { response, settled: 'pending' } : { response };
     }
     try {
       // Rendering completes the handler's durable work (its receipt), so nothing of it exists before this line.
-      return {
-        response: await paidResponse(answer, reading.settlement, headers),
-        settled: 'landed' as const,
-      };
+      return { response: await paidResponse(answer, reading.settlement, headers), settled: 'landed' };
     } catch (error) {
       config.onError?.('handler', error);
-      return { response: deliveryFailed(reading.settlement.tx, headers), settled: 'landed' as const };
+      return { response: deliveryFailed(reading.settlement.tx, headers), settled: 'landed' };
     }
   }
 
@@ -219,23 +238,4 @@ export function createSeller(config: SellerConfig): Seller {
       }
     },
   };
-}
-
-/** Rejects when `promise` has not settled within `ms`; the timer never keeps the process alive. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`facilitator verify timed out after ${ms} ms`)), ms);
-    timer.unref?.();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** The v1 network name (`base`) of a CAIP-2 EVM network, for v1 payloads; null when v1 has no name for it. */
-function v1NameOf(network: string): string | null {
-  const id = evmChainId(network);
-  const entry = Object.entries(EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>).find(
-    ([, chain]) => chain === id,
-  );
-  return entry ? entry[0] : null;
 }
