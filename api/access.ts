@@ -4,14 +4,14 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { H3Event } from 'h3';
+import { clientNetworks } from '../core/client-address.ts';
 import type { Quota, QuotaKey, Reservation } from '../core/quota.ts';
 import { apiError } from './errors.ts';
-import { clientAddress, clientNetwork, type Identity } from './identity.ts';
+import { clientAddress, type Identity, type ProxyTrust } from './identity.ts';
 
 export type ExemptKey = { name: string; secret: string };
 
-export type Gate = {
-  trustProxy: boolean;
+export type Gate = ProxyTrust & {
   exemptKeys: ExemptKey[];
   quota: Quota;
   identity: Identity;
@@ -55,12 +55,12 @@ export function takeFree(
   bucket: string,
   limits: { perClient: number; perNetwork?: number },
 ): FreeGrant | null {
-  const address = clientAddress(event, gate.trustProxy);
+  const address = clientAddress(event, gate);
   const keys: QuotaKey[] = [{ bucket, id: gate.identity.hash('ip', address), limit: limits.perClient }];
   if (limits.perNetwork !== undefined) {
     keys.push({
       bucket: `${bucket}_net`,
-      id: gate.identity.hash('net', clientNetwork(address)),
+      id: gate.identity.hash('net', clientNetworks(address).network),
       limit: limits.perNetwork,
     });
   }
@@ -77,7 +77,7 @@ export function takeDryRun(
   caller: { ref: string | null; client: string | null },
   limits: { perCaller: number; perAddress: number },
 ): FreeGrant | null {
-  const ip = gate.identity.hash('ip', clientAddress(event, gate.trustProxy));
+  const ip = gate.identity.hash('ip', clientAddress(event, gate));
   const id =
     caller.ref !== null
       ? gate.identity.hash('ref', caller.ref)
