@@ -111,3 +111,35 @@ describe('TRUSTED_PROXIES setting', () => {
     );
   });
 });
+
+describe('on a real port', () => {
+  async function listening(env: Record<string, string>) {
+    const spot = await startTestService(env, { prober: fakeProber() });
+    running.push(spot);
+    return spot;
+  }
+  /** Free checks over TCP from loopback, each naming a new client in X-Forwarded-For. */
+  async function overTcp(spot: TestService, count: number): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      n += 1;
+      const url = encodeURIComponent(`https://seller.example/tcp/${n}`);
+      const res = await fetch(`${spot.url}/v1/products/endpoint-spot-check?url=${url}`, {
+        headers: { 'x-forwarded-for': `203.0.115.${i + 1}:${40000 + i}` },
+      });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    return statuses;
+  }
+
+  it('the socket peer is the loopback proxy of the default TRUSTED_PROXIES: forwarded clients count', async () => {
+    const spot = await listening({});
+    expect(await overTcp(spot, FREE + 2)).toEqual(Array(FREE + 2).fill(200));
+  });
+
+  it('a socket peer outside TRUSTED_PROXIES is the client, whatever it forwards', async () => {
+    const spot = await listening({ TRUSTED_PROXIES: '10.0.0.0/8' });
+    expect(await overTcp(spot, FREE + 2)).toEqual(exactlyFree(FREE + 2));
+  });
+});
