@@ -4,18 +4,25 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { H3Event } from 'h3';
+import { clientNetworks } from '../core/client-address.ts';
 import type { Quota, QuotaKey, Reservation } from '../core/quota.ts';
 import { apiError } from './errors.ts';
-import { clientAddress, clientNetwork, type Identity } from './identity.ts';
+import { clientAddress, type Identity, type ProxyTrust } from './identity.ts';
 
 export type ExemptKey = { name: string; secret: string };
 
-export type Gate = {
-  trustProxy: boolean;
+export type Gate = ProxyTrust & {
   exemptKeys: ExemptKey[];
   quota: Quota;
   identity: Identity;
 };
+
+/**
+ * The ceilings of one free bucket per UTC day (docs/decisions.md "Access and quotas"): per client address, per
+ * client network (IPv4 /24, IPv6 /64) and per IPv6 /48, so rotating addresses, even across a holder's whole
+ * IPv6 assignment, meets a bound.
+ */
+export type AddressLimits = { perAddress: number; perNetwork: number; perSite: number };
 
 /** A granted free use: what the answer shows and what the receipt records. */
 export type FreeGrant = {
@@ -46,49 +53,60 @@ export function hasPayment(event: H3Event): boolean {
 }
 
 /**
- * Takes one free use of `bucket` for the caller: `perClient` by address, and `perNetwork` by client network when
- * given. Null when the day's free uses are gone.
+ * Takes one free use of `bucket` for the caller, within the bucket's address, network and /48 ceilings. Null
+ * when the day's free uses are gone.
  */
 export function takeFree(
   event: H3Event,
   gate: Gate,
   bucket: string,
-  limits: { perClient: number; perNetwork?: number },
+  limits: AddressLimits,
 ): FreeGrant | null {
-  const address = clientAddress(event, gate.trustProxy);
-  const keys: QuotaKey[] = [{ bucket, id: gate.identity.hash('ip', address), limit: limits.perClient }];
-  if (limits.perNetwork !== undefined) {
-    keys.push({
-      bucket: `${bucket}_net`,
-      id: gate.identity.hash('net', clientNetwork(address)),
-      limit: limits.perNetwork,
-    });
-  }
-  return grant(gate.quota.reserve(keys), limits.perClient);
+  return grant(gate.quota.reserve(addressKeys(event, gate, bucket, bucket, limits)), limits.perAddress);
 }
 
 /**
- * Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6), and by address too
- * (`perAddress`), so a caller naming a new `ref` for each call still meets a ceiling.
+ * Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6), and within the
+ * address, network and /48 ceilings too, so a caller naming a new `ref` for each call still meets a bound.
  */
 export function takeDryRun(
   event: H3Event,
   gate: Gate,
   caller: { ref: string | null; client: string | null },
-  limits: { perCaller: number; perAddress: number },
+  limits: AddressLimits & { perCaller: number },
 ): FreeGrant | null {
-  const ip = gate.identity.hash('ip', clientAddress(event, gate.trustProxy));
+  const byAddress = addressKeys(event, gate, 'dry_run_ip', 'dry_run', limits);
   const id =
     caller.ref !== null
       ? gate.identity.hash('ref', caller.ref)
       : caller.client !== null
         ? gate.identity.hash('client', caller.client)
-        : ip;
-  const keys: QuotaKey[] = [
-    { bucket: 'dry_run', id, limit: limits.perCaller },
-    { bucket: 'dry_run_ip', id: ip, limit: limits.perAddress },
-  ];
+        : byAddress[0]!.id;
+  const keys: QuotaKey[] = [{ bucket: 'dry_run', id, limit: limits.perCaller }, ...byAddress];
   return grant(gate.quota.reserve(keys), limits.perCaller);
+}
+
+/**
+ * The address keys of a call: `addressBucket` by canonical client address, `<bucket>_net` by /24 or /64, and
+ * `<bucket>_site` by IPv6 /48. Bucket names are journaled with each use, so they never change.
+ */
+function addressKeys(
+  event: H3Event,
+  gate: Gate,
+  addressBucket: string,
+  bucket: string,
+  limits: AddressLimits,
+): QuotaKey[] {
+  const address = clientAddress(event, gate);
+  const { network, site } = clientNetworks(address);
+  const keys: QuotaKey[] = [
+    { bucket: addressBucket, id: gate.identity.hash('ip', address), limit: limits.perAddress },
+    { bucket: `${bucket}_net`, id: gate.identity.hash('net', network), limit: limits.perNetwork },
+  ];
+  if (site !== null) {
+    keys.push({ bucket: `${bucket}_site`, id: gate.identity.hash('site', site), limit: limits.perSite });
+  }
+  return keys;
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
+import { type Cidr, parseCidrList } from '../core/ssrf.ts';
 
 export type Config = {
   host: string;
@@ -12,6 +13,8 @@ export type Config = {
   /** Public origin used in receipt URLs and badge snippets, without a trailing slash. */
   baseUrl: string;
   trustProxy: boolean;
+  /** Peers whose `X-Forwarded-For` is honoured when `trustProxy` is on: the proxy's own addresses. */
+  trustedProxies: Cidr[];
   /** Ranges exempted from the SSRF gate: for local testing and the demo only. */
   probeAllowCidrs: string;
   facilitatorUrl: string | null;
@@ -33,6 +36,7 @@ const Env = v.object({
   DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data/runtime'),
   BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   TRUST_PROXY: v.optional(Flag, ''),
+  TRUSTED_PROXIES: v.optional(v.string(), '127.0.0.1/8,::1'),
   PROBE_ALLOW_CIDRS: v.optional(v.string(), ''),
   FACILITATOR_URL: v.optional(v.pipe(v.string(), v.url())),
   RPC_URLS: v.optional(v.string(), ''),
@@ -61,6 +65,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
     dataDir: resolve(e.DATA_DIR),
     baseUrl: (e.BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
     trustProxy: e.TRUST_PROXY === '1' || e.TRUST_PROXY === 'true',
+    trustedProxies: proxyList(e.TRUSTED_PROXIES),
     probeAllowCidrs: e.PROBE_ALLOW_CIDRS,
     facilitatorUrl: e.FACILITATOR_URL ?? null,
     rpcUrls: splitList(e.RPC_URLS),
@@ -86,6 +91,14 @@ function splitList(text: string): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item.length > 0);
+}
+
+function proxyList(text: string): Cidr[] {
+  try {
+    return parseCidrList(text);
+  } catch {
+    throw new TypeError('[spotcheck] invalid TRUSTED_PROXIES: comma-separated IPv4/IPv6 addresses or CIDRs');
+  }
 }
 
 function parseExemptKey(entry: string): { name: string; secret: string } {

@@ -110,6 +110,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     baseUrl: config.baseUrl,
     gate: {
       trustProxy: config.trustProxy,
+      trustedProxies: config.trustedProxies,
       exemptKeys: config.exemptKeys,
       quota,
       identity: createIdentity(salt),

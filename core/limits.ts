@@ -5,12 +5,20 @@ export const LIMITS = {
   freeChecksPerDay: 5,
   /** Free checks from one client network (IPv4 /24, IPv6 /64) per UTC day. */
   freeChecksPerNetwork: 25,
+  /** Free checks from one IPv6 /48 (what one holder is commonly assigned) per UTC day. */
+  freeChecksPerSite: 50,
   freeLookupsPerDay: 5,
+  freeLookupsPerNetwork: 25,
+  freeLookupsPerSite: 50,
   freePaymentStatusPerDay: 5,
+  freePaymentStatusPerNetwork: 25,
+  freePaymentStatusPerSite: 50,
   dryRunsPerDay: 50,
   /** Dry runs from one client address per UTC day, whatever `ref` it sends: the spec counts dry runs per caller
    *  (`ref`, else `client`, else address), and a caller can name a new `ref` for every call. */
   dryRunsPerAddress: 200,
+  dryRunsPerNetwork: 500,
+  dryRunsPerSite: 1000,
   probeReuseSeconds: 300,
   historyKept: 30,
   /** Atomic USDC (6 decimals): USD 0.02. */

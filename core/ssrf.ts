@@ -120,7 +120,8 @@ export function checkUrl(url: URL, allow: readonly Cidr[]): UrlGateResult {
   return checked.ok ? { ok: true, address } : checked;
 }
 
-type Ip = { family: 4 | 6; bytes: Uint8Array };
+/** A parsed IP address: 4 or 16 network-order bytes. */
+export type Ip = { family: 4 | 6; bytes: Uint8Array };
 
 const V4_RULES: ReadonlyArray<readonly [Cidr, string]> = [
   [cidr('0.0.0.0/32'), 'unspecified'],
@@ -200,7 +201,8 @@ function refuse(reason: string): GateResult & { ok: false } {
   return { ok: false, reason };
 }
 
-function inCidr(ip: Ip, block: Cidr): boolean {
+/** True when `ip` lies in `block` (same family, the first `prefix` bits equal). */
+export function inCidr(ip: Ip, block: Cidr): boolean {
   if (ip.family !== block.family) return false;
   let bits = block.prefix;
   for (let i = 0; bits > 0; i++, bits -= 8) {
@@ -237,7 +239,11 @@ function parseCidr(text: string): Cidr | null {
   return { family: ip.family, bytes, prefix };
 }
 
-function parseIp(text: string): Ip | null {
+/**
+ * Parses an IPv4 dotted quad or an IPv6 text form (RFC 4291 §2.2, optionally in brackets); null for anything else,
+ * zone ids and leading-zero IPv4 parts included.
+ */
+export function parseIp(text: string): Ip | null {
   const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   if (bare.includes(':')) {
     const bytes = parseIPv6(bare);

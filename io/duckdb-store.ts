@@ -9,6 +9,7 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import type { PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+import { isPublicState } from '../core/public-state.ts';
 import type { HostCheck, HostObservation } from '../core/reputation.ts';
 import {
   hostOf,
@@ -23,7 +24,8 @@ import {
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS receipts (
   id VARCHAR PRIMARY KEY, type VARCHAR NOT NULL, issued_at VARCHAR NOT NULL, url VARCHAR, url_norm VARCHAR,
-  method VARCHAR, verdict VARCHAR, reason VARCHAR, check_type VARCHAR, mode VARCHAR, tier VARCHAR, body VARCHAR NOT NULL);
+  method VARCHAR, verdict VARCHAR, reason VARCHAR, check_type VARCHAR, mode VARCHAR, tier VARCHAR, body VARCHAR NOT NULL,
+  public_state BOOLEAN);
 CREATE INDEX IF NOT EXISTS receipts_by_url ON receipts (url_norm);
 CREATE TABLE IF NOT EXISTS observations (
   url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, observed_at VARCHAR NOT NULL, http_status INTEGER,
@@ -54,6 +56,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   const instance = await DuckDBInstance.create(path);
   const db = await instance.connect();
   await db.run(SCHEMA);
+  await addPublicState(db);
   // Imports run their transaction on a connection of their own, so index writes made meanwhile on `db` are never
   // part of it (nor lost with its rollback).
   const importDb = await instance.connect();
@@ -167,7 +170,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       await flush();
       const rows = await select(
         db,
-        `SELECT body FROM receipts WHERE url_norm = ? AND type = 'check' ORDER BY issued_at DESC, id DESC LIMIT 1`,
+        `SELECT body FROM receipts WHERE url_norm = ? AND public_state ORDER BY issued_at DESC, id DESC LIMIT 1`,
         [urlNorm],
       );
       return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
@@ -331,10 +334,34 @@ async function insertReceipts(db: DuckDBConnection, rows: ReceiptRow[]): Promise
       r.checkType,
       r.mode,
     );
-    values.push(r.tier, JSON.stringify(r.body));
+    values.push(r.tier, JSON.stringify(r.body), isPublicState(r.body));
   }
-  const tuple = `(${Array(12).fill('?').join(',')})`;
+  const tuple = `(${Array(13).fill('?').join(',')})`;
   await db.run(`INSERT OR IGNORE INTO receipts VALUES ${rows.map(() => tuple).join(',')}`, values);
+}
+
+/**
+ * Databases made before `public_state` existed get the column, filled from each receipt by the one rule
+ * (`core/public-state.ts`): the rule reads the signed receipt, so SQL never restates it.
+ */
+async function addPublicState(db: DuckDBConnection): Promise<void> {
+  await db.run('ALTER TABLE receipts ADD COLUMN IF NOT EXISTS public_state BOOLEAN');
+  for (;;) {
+    const rows = await select(db, 'SELECT id, body FROM receipts WHERE public_state IS NULL LIMIT 1000', []);
+    if (rows.length === 0) return;
+    const [yes, no] = [[] as string[], [] as string[]];
+    for (const row of rows) (isPublicState(JSON.parse(String(row.body))) ? yes : no).push(String(row.id));
+    for (const [ids, value] of [
+      [yes, true],
+      [no, false],
+    ] as const) {
+      if (ids.length === 0) continue;
+      await db.run(
+        `UPDATE receipts SET public_state = ${value} WHERE id IN (${ids.map(() => '?').join(',')})`,
+        ids,
+      );
+    }
+  }
 }
 
 async function insertObservations(db: DuckDBConnection, rows: Array<[string, HttpMethod, Observation]>) {

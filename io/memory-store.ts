@@ -3,6 +3,7 @@
  */
 import { newestFirst, type PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+import { isPublicState } from '../core/public-state.ts';
 import type { HostObservation } from '../core/reputation.ts';
 import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } from './store.ts';
 
@@ -33,7 +34,7 @@ export function createMemoryStore(): Store {
     async latestReceiptByUrl(urlNorm) {
       let best: ReceiptRow | null = null;
       for (const row of receipts.values()) {
-        if (row.urlNorm !== urlNorm || row.type !== 'check') continue;
+        if (row.urlNorm !== urlNorm || !isPublicState(row.body)) continue;
         if (!best || newer(row, best)) best = row;
       }
       return best?.body ?? null;

@@ -38,6 +38,7 @@ export type Store = {
   /** The last 30 observations of an endpoint, newest first. */
   observations(urlNorm: string, method: HttpMethod): Promise<Observation[]>;
   receipt(id: string): Promise<Record<string, unknown> | null>;
+  /** The newest receipt that is the URL's public state (`core/public-state.ts`), null when none is. */
   latestReceiptByUrl(urlNorm: string): Promise<Record<string, unknown> | null>;
   /** Receipts newest first; `mode` filters (`dry-run`). */
   listReceipts(query: {

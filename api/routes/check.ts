@@ -1,7 +1,7 @@
 /**
  * `GET` and `POST /v1/products/endpoint-spot-check` (spec §4). Bad input is a 400 with a stable code; failures of
  * the target are a 200 with a verdict (spec §7). Free checks (5 a day per client, 25 per client network), dry runs
- * (50 a day per caller), exempt keys, then paid checks through x402.
+ * (50 a day per caller, with address and network ceilings), exempt keys, then paid checks through x402.
  */
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
@@ -54,17 +54,20 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
       ? takeDryRun(event, deps.gate, params, {
           perCaller: LIMITS.dryRunsPerDay,
           perAddress: LIMITS.dryRunsPerAddress,
+          perNetwork: LIMITS.dryRunsPerNetwork,
+          perSite: LIMITS.dryRunsPerSite,
         })
       : takeFree(event, deps.gate, 'check', {
-          perClient: LIMITS.freeChecksPerDay,
+          perAddress: LIMITS.freeChecksPerDay,
           perNetwork: LIMITS.freeChecksPerNetwork,
+          perSite: LIMITS.freeChecksPerSite,
         });
   if (!grant) {
     if (params.mode === 'dry-run') {
       throw apiError(
         429,
         'dry_run_limit',
-        `Dry runs are limited to ${LIMITS.dryRunsPerDay} per caller per UTC day.`,
+        `Dry runs are limited to ${LIMITS.dryRunsPerDay} per caller per UTC day, ${LIMITS.dryRunsPerAddress} per client address and ${LIMITS.dryRunsPerNetwork} per client network.`,
       );
     }
     return deps.sales.paymentRequired(

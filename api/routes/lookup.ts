@@ -1,6 +1,6 @@
 /**
  * `GET /v1/lookup` and `GET /v1/lookup/paid` (spec §1.4, §4, §7, §8): services for a task ranked from the service's
- * own paid calls. Free lookups (5 a day per client), exempt keys, then paid lookups through x402. Every tier runs
+ * own paid calls. Free lookups (5 a day per client, with network ceilings), exempt keys, then paid lookups through x402. Every tier runs
  * `answer()` on the same data; the tier only decides the `access` block (spec §1, pricing principle).
  */
 import type { H3, H3Event } from 'h3';
@@ -27,7 +27,11 @@ async function free(event: H3Event, deps: AppDeps) {
   const params = validated(event, false);
   if (exempt) return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
 
-  const grant = takeFree(event, deps.gate, 'lookup', { perClient: LIMITS.freeLookupsPerDay });
+  const grant = takeFree(event, deps.gate, 'lookup', {
+    perAddress: LIMITS.freeLookupsPerDay,
+    perNetwork: LIMITS.freeLookupsPerNetwork,
+    perSite: LIMITS.freeLookupsPerSite,
+  });
   if (!grant) {
     return deps.sales.paymentRequired(
       event,

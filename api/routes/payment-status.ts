@@ -2,7 +2,7 @@
  * `GET` and `POST /v1/products/payment-status` (spec §4, §7, §8): did a Base USDC (EIP-3009) payment land, and is
  * signing a new one safe? Order: exempt key; a payment header (the paid flow: the input is checked after the
  * payment is verified, and a 400 or 503 then settles nothing); a bare request answers 402; bad input is a 400
- * that is never metered; then 5 free checks per client per UTC day, then 402.
+ * that is never metered; then 5 free checks per client per UTC day (with network ceilings), then 402.
  *
  * `chain_unavailable` (503) is answered before a free use is taken when no RPC source is configured, and gives
  * the free use back when no configured source answered: nothing charged, no free check used (spec §7).
@@ -55,7 +55,11 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
 
   // Nothing to read with: refuse before a free use is taken.
   chainOf(deps);
-  const grant = takeFree(event, deps.gate, 'payment_status', { perClient: LIMITS.freePaymentStatusPerDay });
+  const grant = takeFree(event, deps.gate, 'payment_status', {
+    perAddress: LIMITS.freePaymentStatusPerDay,
+    perNetwork: LIMITS.freePaymentStatusPerNetwork,
+    perSite: LIMITS.freePaymentStatusPerSite,
+  });
   if (!grant) {
     return deps.sales.paymentRequired(
       event,

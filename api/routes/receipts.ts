@@ -1,5 +1,6 @@
 /**
- * Receipts are public and free to read (spec §4): one by id, the latest for a URL, and a paged list.
+ * Receipts are public and free to read (spec §4): one by id, a URL's public state (the newest receipt that
+ * `core/public-state.ts` accepts: never a dry run or a caller's own expectation), and a paged list.
  *
  * Paging (spec leaves it open): `page` is 1-based, `page_size` 1 to 500 (default 50), newest first; `type=dry-run`
  * keeps dry runs only, `type=live` live checks only. The answer carries `total`, `pages`, and `next`/`prev` URLs.
@@ -20,7 +21,13 @@ export function receiptRoutes(app: H3, deps: AppDeps): void {
     const target = parseTargetUrl(url);
     if (!target.ok) throw apiError(400, 'bad_url', target.message);
     const receipt = await deps.store.latestReceiptByUrl(target.normalized);
-    if (!receipt) throw apiError(404, 'receipt_not_found', 'No receipt for that URL yet.');
+    if (!receipt) {
+      throw apiError(
+        404,
+        'receipt_not_found',
+        'No public receipt for that URL yet: dry runs and checks made with the caller’s own pay_to, network, claimed_price or expiry check are not a URL’s public state.',
+      );
+    }
     event.res.headers.set('cache-control', 'public, max-age=60');
     return receipt;
   });

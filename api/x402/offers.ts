@@ -37,6 +37,13 @@ const checkParams = {
   check_expiry: { type: 'string', enum: ['1'] },
   skew_s: { type: 'integer', minimum: 0, maximum: 300 },
 };
+// A query string carries text: the GET declaration types numbers as decimal strings, so its example validates
+// against its own schema (the SDK's `validateDiscoveryExtension`, which discovery tools run before listing).
+const checkQueryParams = {
+  ...checkParams,
+  claimed_price: { ...checkParams.claimed_price, type: 'string', pattern: '^\\d+(\\.\\d+)?$' },
+  skew_s: { type: 'string', pattern: '^\\d{1,3}$', description: 'Seconds, 0 to 300.' },
+};
 const checkOutput = {
   verdict: 'pay',
   reason: 'price_ok',
@@ -132,7 +139,7 @@ const OFFERS: Record<OfferName, OfferSpec> = {
     discovery: {
       GET: {
         input: { url: 'https://api.example.com/v1/forecast', claimed_price: '0.01' },
-        inputSchema: { properties: checkParams, required: ['url'] },
+        inputSchema: { properties: checkQueryParams, required: ['url'] },
         output: { example: checkOutput },
       },
       POST: {

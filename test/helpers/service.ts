@@ -60,16 +60,30 @@ export async function startTestService(
   };
 }
 
-/** A request through `app.fetch`, from a given client address (TRUST_PROXY is on in tests). */
+/**
+ * A request through `app.fetch` as the proxy forwards it: the socket peer is `peer` (default the loopback proxy
+ * that TRUSTED_PROXIES trusts by default) and `X-Forwarded-For` names the client `ip` (TRUST_PROXY is on in tests).
+ */
 export function appFetch(
   service: Service,
   path: string,
-  init: RequestInit & { ip?: string } = {},
+  init: RequestInit & { ip?: string; peer?: string } = {},
 ): Promise<Response> {
-  const { ip = '203.0.113.7', headers, ...rest } = init;
+  const { ip = '203.0.113.7', peer = PROXY, headers, ...rest } = init;
   const merged = new Headers(headers);
   merged.set('x-forwarded-for', ip);
-  return Promise.resolve(
-    service.app.fetch(new Request(`http://spotcheck.test${path}`, { ...rest, headers: merged })),
-  );
+  const request = fromPeer(new Request(`http://spotcheck.test${path}`, { ...rest, headers: merged }), peer);
+  return Promise.resolve(service.app.fetch(request));
+}
+
+/** The loopback proxy of the tests: inside the default TRUSTED_PROXIES. */
+export const PROXY = '127.0.0.1';
+
+/**
+ * Gives a request made for `app.fetch` the socket address it would have on a real port (h3 reads `request.ip`);
+ * without one the service treats the peer as unknown and trusts no forwarded address from it.
+ */
+export function fromPeer(request: Request, peer: string = PROXY): Request {
+  Object.defineProperty(request, 'ip', { value: peer });
+  return request;
 }

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProber } from '../../fixtures/probe.ts';
-import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
+import { appFetch, fromPeer, startTestService, type TestService } from '../../helpers/service.ts';
 
 let spot: TestService;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 const check = (query: string, headers: Record<string, string>) =>
   spot.service.app.fetch(
-    new Request(`http://spotcheck.test/v1/products/endpoint-spot-check?${query}`, { headers }),
+    fromPeer(new Request(`http://spotcheck.test/v1/products/endpoint-spot-check?${query}`, { headers })),
   );
 
 describe('quota abuse', () => {

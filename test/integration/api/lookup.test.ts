@@ -15,8 +15,10 @@ import { BASE, BASE_USDC } from '../../../core/networks.ts';
 import { createProbeCache } from '../../../core/probe-cache.ts';
 import { createQuota } from '../../../core/quota.ts';
 import { createReputationLookup } from '../../../core/reputation.ts';
+import { parseCidrList } from '../../../core/ssrf.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
 import type { Store } from '../../../io/store.ts';
+import { fromPeer } from '../../helpers/service.ts';
 
 const NOW = new Date('2026-11-30T12:00:00.000Z');
 const PARTNER = 'partner-secret-key-0123456789';
@@ -77,6 +79,7 @@ function setup(options: { store?: Store } = {}) {
     baseUrl: 'https://spotcheck.example',
     gate: {
       trustProxy: true,
+      trustedProxies: parseCidrList('127.0.0.1/8,::1'),
       exemptKeys: [{ name: 'partner', secret: PARTNER }],
       quota: createQuota({ now: () => NOW }),
       identity: createIdentity(new Uint8Array(32).fill(7)),
@@ -89,9 +92,11 @@ function setup(options: { store?: Store } = {}) {
   const app = createApp(deps);
   const get = (path: string, headers: Record<string, string> = {}) =>
     app.fetch(
-      new Request(`http://spotcheck.test${path}`, {
-        headers: { 'x-forwarded-for': '198.51.100.7', ...headers },
-      }),
+      fromPeer(
+        new Request(`http://spotcheck.test${path}`, {
+          headers: { 'x-forwarded-for': '198.51.100.7', ...headers },
+        }),
+      ),
     );
   return { app, store, settled, get };
 }

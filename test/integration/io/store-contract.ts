@@ -48,14 +48,45 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await store.receipt('sc-missing')).toBeNull();
     });
 
+    /** A check receipt body as `api/check.ts` signs it, with the members the public-state rule reads. */
+    const checkBody = (id: string, issuedAt: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      type: 'check',
+      issued_at: issuedAt,
+      mode: 'live',
+      expected_source: null,
+      claimed_price_usd: null,
+      http_status: 402,
+      ...extra,
+    });
+    const check = (id: string, issuedAt: string, extra: Record<string, unknown> = {}) =>
+      row(id, issuedAt, { body: checkBody(id, issuedAt, extra) });
+
     it('answers the latest check receipt of a URL', async () => {
       store.indexReceipts([
-        row('sc-old', '2026-11-01T00:00:00.000Z'),
-        row('sc-new', '2026-11-02T00:00:00.000Z'),
-        row('sc-other', '2026-11-03T00:00:00.000Z', { urlNorm: 'https://b.example' }),
+        check('sc-old', '2026-11-01T00:00:00.000Z'),
+        check('sc-new', '2026-11-02T00:00:00.000Z'),
+        { ...check('sc-other', '2026-11-03T00:00:00.000Z'), urlNorm: 'https://b.example' },
       ]);
       expect((await store.latestReceiptByUrl('https://a.example/x'))?.id).toBe('sc-new');
       expect(await store.latestReceiptByUrl('https://nobody.example')).toBeNull();
+    });
+
+    it('answers by URL only a receipt that is public state, never a newer dry run or caller expectation', async () => {
+      store.indexReceipts([
+        check('sc-public', '2026-11-01T00:00:00.000Z', { expected_source: 'listing' }),
+        check('sc-dry', '2026-11-02T00:00:00.000Z', { mode: 'dry-run' }),
+        check('sc-payto', '2026-11-03T00:00:00.000Z', { expected_source: 'request' }),
+        check('sc-claimed', '2026-11-04T00:00:00.000Z', { claimed_price_usd: 0.5 }),
+        check('sc-expiry', '2026-11-05T00:00:00.000Z', { expiry_check: {} }),
+        check('sc-405', '2026-11-06T00:00:00.000Z', { http_status: 405 }),
+        {
+          ...check('sc-ps', '2026-11-07T00:00:00.000Z'),
+          type: 'payment-status' as const,
+          body: { type: 'payment-status' },
+        },
+      ]);
+      expect((await store.latestReceiptByUrl('https://a.example/x'))?.id).toBe('sc-public');
     });
 
     it('pages receipts newest first and filters dry runs', async () => {

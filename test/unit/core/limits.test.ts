@@ -19,15 +19,23 @@ describe('LIMITS pins spec §8', () => {
     expect(LIMITS[key]).toBe(value);
   });
 
-  it('holds exactly these limits, plus the per-address dry-run guard §8 leaves to the implementation', () => {
-    // `dryRunsPerAddress` is not a §8 row: it caps callers who mint a new `ref` per call (see core/limits.ts).
+  it('holds exactly these limits, plus the address and network guards §8 leaves to the implementation', () => {
+    // Not §8 rows: `dryRunsPerAddress` caps callers who mint a new `ref` per call, and the `…PerNetwork` and
+    // `…PerSite` ceilings cap callers who rotate addresses (docs/decisions.md "Access and quotas").
     expect(LIMITS).toEqual({
       freeChecksPerDay: 5,
       freeChecksPerNetwork: 25,
+      freeChecksPerSite: 50,
       freeLookupsPerDay: 5,
+      freeLookupsPerNetwork: 25,
+      freeLookupsPerSite: 50,
       freePaymentStatusPerDay: 5,
+      freePaymentStatusPerNetwork: 25,
+      freePaymentStatusPerSite: 50,
       dryRunsPerDay: 50,
       dryRunsPerAddress: 200,
+      dryRunsPerNetwork: 500,
+      dryRunsPerSite: 1000,
       probeReuseSeconds: 300,
       historyKept: 30,
       checkPriceAtomic: '20000',

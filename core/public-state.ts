@@ -1,0 +1,27 @@
+/**
+ * Which receipts are a URL's public state: what `/v1/receipts/by-url` answers, and what badges and listings built on
+ * it show. The rule is docs/decisions.md "Public state of a URL", which the rules document quotes; this is its only
+ * implementation.
+ *
+ * Anyone can check any URL, so a receipt counts only when nothing in it was chosen by the caller beyond the URL
+ * itself: a live check (never a dry run) whose expectation came from the listing or from nowhere (never from the
+ * request's `pay_to` or `network`), with no `claimed_price` and no expiry check (the caller picks its skew), and whose
+ * probe was not answered 405 (a method the endpoint does not serve says nothing about the endpoint). The tier does
+ * not matter: free, paid and exempt checks run the same code (spec §1).
+ */
+
+/**
+ * True when a signed receipt may stand as its URL's public state.
+ *
+ * @example isPublicState({ type: 'check', mode: 'dry-run', … }) // false: a dry run never is
+ */
+export function isPublicState(receipt: Readonly<Record<string, unknown>>): boolean {
+  return (
+    receipt.type === 'check' &&
+    receipt.mode === 'live' &&
+    (receipt.expected_source === 'listing' || receipt.expected_source === null) &&
+    (receipt.claimed_price_usd === null || receipt.claimed_price_usd === undefined) &&
+    receipt.expiry_check === undefined &&
+    receipt.http_status !== 405
+  );
+}
