@@ -8,7 +8,7 @@ const config = readConfig(process.env);
 const service = await createService(config);
 const { server, url } = await listen(service, config.host, config.port);
 
-console.log(`[spotcheck] listening on ${url} (receipts name ${config.baseUrl})`);
+console.log(`[spotcheck] listening on ${url} on Node ${process.version} (receipts name ${config.baseUrl})`);
 console.log(`[spotcheck] data in ${config.dataDir}`);
 if (service.serviceWallet.generated) {
   console.log(
