@@ -221,7 +221,8 @@ export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   if (body.seller_url != null) {
     const url = parseTargetUrl(body.seller_url);
     if (!url.ok) return fail('bad_seller_url', `seller_url: ${url.message}`);
-    sellerUrl = body.seller_url;
+    // The URL as probed and named in the receipt (see parseTargetUrl), not the text as sent.
+    sellerUrl = url.url.href;
   }
 
   const hasPair = from !== null && nonce !== null;

@@ -7,8 +7,8 @@
 export const MAX_URL_LENGTH = 2048;
 
 export type ParsedTargetUrl =
-  | { ok: true; url: URL; normalized: string }
-  | { ok: false; code: 'bad_url'; message: string };
+  /** `url` is the URL as it is requested (no fragment: it is never sent); `normalized` its §2.10 dedupe form. */
+  { ok: true; url: URL; normalized: string } | { ok: false; code: 'bad_url'; message: string };
 
 /**
  * Parses a caller-supplied target URL: absolute `http:`/`https:` with a host, at most 2048 characters.
@@ -33,6 +33,8 @@ export function parseTargetUrl(input: string): ParsedTargetUrl {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return bad('only http and https URLs can be checked');
   if (url.hostname === '') return bad('the URL has no host');
+  // The fragment never reaches the server: dropping it makes `url.href` name exactly what is requested.
+  url.hash = '';
   return { ok: true, url, normalized: normalizeUrl(url) };
 }
 

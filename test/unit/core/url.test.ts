@@ -66,6 +66,11 @@ describe('parseTargetUrl', () => {
     expect(result.url.hostname).toBe('api.example');
   });
 
+  it('names the URL as requested: trailing slash and query order kept, the fragment (never sent) dropped', () => {
+    const result = parseTargetUrl('HTTPS://API.example:443/x/?b=2&a=1#f');
+    expect(result.ok && result.url.href).toBe('https://api.example/x/?b=2&a=1');
+  });
+
   it.each([
     ['http://a.example/x'],
     ['https://a.example'],
