@@ -79,11 +79,13 @@ const instant = v.union(
   ],
   'must be unix seconds or an ISO 8601 date-time with a zone',
 );
+// Metadata may reach a receipt (payment status `claim.contact`): text that hides or reorders characters is dropped.
 const meta = v.optional(
   v.fallback(
     v.nullable(
       v.pipe(
         v.string(),
+        v.check((text: string) => !hasHiddenCharacters(text)),
         v.transform((s) => s.slice(0, MAX_META)),
       ),
     ),
