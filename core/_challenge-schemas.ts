@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { isAtomic } from './amount.ts';
-import { hasHiddenCharacters } from './text.ts';
+import { hasHiddenCharacters, isPlainIdentifier } from './text.ts';
 
 /** More options than any real seller offers; past it the challenge is refused rather than walked. */
 export const MAX_ACCEPTS = 64;
@@ -34,10 +34,7 @@ const field = v.pipe(
   v.minLength(1),
   v.maxLength(256),
   wellFormed,
-  v.check(
-    (text: string) => !/\s/.test(text) && !hasHiddenCharacters(text),
-    'must hold no whitespace or invisible characters',
-  ),
+  v.check(isPlainIdentifier, 'must hold no whitespace or invisible characters'),
 );
 // One rule for amounts everywhere (core/amount.ts): canonical decimal digits, no leading zero, at most uint256.
 // A padded amount such as "0010000" is refused rather than rewritten: the terms hash is computed over the string.

@@ -20,6 +20,16 @@ export function hasHiddenCharacters(text: string): boolean {
   return HIDDEN.test(text);
 }
 
+/**
+ * True for an identifier a receipt may carry as seen (a network, an asset, a wallet, a scheme): no whitespace and
+ * no hidden characters.
+ *
+ * @example isPlainIdentifier('eip155:8453') // true; isPlainIdentifier('\u202e0x11') // false
+ */
+export function isPlainIdentifier(text: string): boolean {
+  return !/\s/.test(text) && !hasHiddenCharacters(text);
+}
+
 /** The label rule, as published in error messages: `client` and `ref` on every route. */
 export const LABEL_RULE = '1 to 64 characters of [A-Za-z0-9._:@/+-]';
 

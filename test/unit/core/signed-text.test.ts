@@ -5,10 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseCheckParams } from '../../../api/params.ts';
 import { decodeChallenge } from '../../../core/challenge.ts';
+import { parseListings } from '../../../core/listings.ts';
 import { parseLookupParams } from '../../../core/lookup-params.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 import { parsePaymentStatusInput } from '../../../core/payment-input.ts';
 import { expectedTermsFromChallenge } from '../../../core/payment-status.ts';
+import { hasHiddenCharacters, isPlainIdentifier } from '../../../core/text.ts';
 import { buildPaymentRequired, buildV2Header } from '../../fixtures/challenge.ts';
 
 const TX = `0x${'ab'.repeat(32)}`;
@@ -100,5 +102,55 @@ describe("a seller's resource URL", () => {
     expect(contactOf('https://seller.example/help')).toBe('https://seller.example/help');
     expect(contactOf('https://seller.example/\u202elpleh')).toBe(null);
     expect(contactOf('https://seller.example/\u001b[2J')).toBe(null);
+  });
+});
+
+describe('listing records', () => {
+  const record = {
+    url: 'https://seller.example/x',
+    pay_to: PAY_TO,
+    network: BASE,
+    asset: BASE_USDC,
+    source: 'list-a',
+  };
+  it.each([
+    ['pay_to', `\u202e${PAY_TO}`],
+    ['network', 'eip155:8453\u200b'],
+    ['asset', `${BASE_USDC}\n`],
+  ])('with hidden characters in %s are refused: they would be signed as expected_*', (member, value) => {
+    expect(parseListings([record]).ok).toBe(true);
+    expect(parseListings([{ ...record, [member]: value }]).ok).toBe(false);
+  });
+});
+
+describe('hidden characters', () => {
+  it.each([
+    ['\u200b'],
+    ['\u200c'],
+    ['\u200d'],
+    ['\u200e'],
+    ['\u200f'],
+    ['\u202a'],
+    ['\u202e'],
+    ['\u2066'],
+    ['\u2069'],
+    ['\ufeff'],
+    ['\u00ad'],
+    ['\u2028'],
+    ['\u2029'],
+    ['\u0000'],
+    ['\u001b'],
+    ['\u007f'],
+    ['\u0085'],
+    ['\u3164'],
+  ])('%j is hidden', (char) => {
+    expect(hasHiddenCharacters(`a${char}b`)).toBe(true);
+    expect(isPlainIdentifier(`a${char}b`)).toBe(false);
+  });
+
+  it('visible text passes, and identifiers also refuse whitespace', () => {
+    expect(hasHiddenCharacters('Zahlung für 🙂 ok')).toBe(false);
+    expect(isPlainIdentifier('eip155:8453')).toBe(true);
+    expect(isPlainIdentifier('eip155: 8453')).toBe(false);
   });
 });
