@@ -10,8 +10,7 @@ import { HISTORY_LIMIT, observationOf, payToChanged, summarizeHistory } from '..
 import type { ChallengeResult, ProbeOutcome, Quality } from '../core/model.ts';
 import { canonicalUsdc } from '../core/networks.ts';
 import { buildPayment, paymentTermsSha256 } from '../core/payment.ts';
-import type { ProbeCache } from '../core/probe-cache.ts';
-import { probeKey } from '../core/probe-cache.ts';
+import { cachedProbe, type ProbeCache } from '../core/probe-cache.ts';
 import { assessQuality } from '../core/quality.ts';
 import { reasonText } from '../core/reasons.ts';
 import { badgeSnippets, newReceiptId } from '../core/receipt.ts';
@@ -96,8 +95,13 @@ export async function draftCheck(
   params: CheckParams,
   checkType: CheckAccess['checkType'],
 ): Promise<CheckDraft> {
-  const { outcome, cached } = await deps.probeCache.get(probeKey(params.urlNorm, params.method), () =>
-    deps.prober.probe(params.url, params.method),
+  // The probe answers for `params.url` only, the URL it requested and the receipt names; history and listings
+  // are per endpoint (`urlNorm`, the spec §2.10 dedupe form).
+  const { outcome, cached } = await cachedProbe(
+    deps.probeCache,
+    (url, method) => deps.prober.probe(url, method),
+    params.url,
+    params.method,
   );
   const now = deps.now();
   const [listing, previous] = await Promise.all([

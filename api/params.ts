@@ -6,7 +6,8 @@
 import * as v from 'valibot';
 import { parseUsd } from '../core/amount.ts';
 import type { HttpMethod } from '../core/model.ts';
-import { networkFromV1Name, normalizeNetwork } from '../core/networks.ts';
+import { isNetworkId, normalizeNetwork } from '../core/networks.ts';
+import { LABEL_RULE, LabelSchema } from '../core/text.ts';
 import { parseTargetUrl } from '../core/url.ts';
 
 export type CheckParams = {
@@ -26,7 +27,6 @@ export type CheckParams = {
 
 export type ParamResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 
-const Label = v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:@/+-]{1,64}$/));
 const Task = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
 const PayTo = v.union([
   v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/)),
@@ -34,10 +34,7 @@ const PayTo = v.union([
   v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)),
 ]);
 // CAIP-2, or a v1 network name that maps to one (`base`).
-const Network = v.pipe(
-  v.string(),
-  v.check((text) => /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(text) || networkFromV1Name(text) !== null),
-);
+const Network = v.pipe(v.string(), v.check(isNetworkId));
 // Decimal USD, kept as exact text (core/amount.ts compares it with atomic units without floats).
 const Price = v.pipe(
   v.union([v.pipe(v.number(), v.finite(), v.transform(String)), v.string()]),
@@ -80,10 +77,10 @@ export function parseCheckParams(raw: Record<string, unknown>): ParamResult<Chec
     return fail('bad_pay_to', 'pay_to must be a 0x address (40 hex digits) or a Solana address.');
   const network = optional(raw.network, Network);
   if (network === false) return fail('bad_network', 'network must be a CAIP-2 id such as eip155:8453.');
-  const client = optional(raw.client, Label);
-  if (client === false) return fail('bad_client', 'client must be 1 to 64 characters of [A-Za-z0-9._:@/+-].');
-  const ref = optional(raw.ref, Label);
-  if (ref === false) return fail('bad_ref', 'ref must be 1 to 64 characters of [A-Za-z0-9._:@/+-].');
+  const client = optional(raw.client, LabelSchema);
+  if (client === false) return fail('bad_client', `client must be ${LABEL_RULE}.`);
+  const ref = optional(raw.ref, LabelSchema);
+  if (ref === false) return fail('bad_ref', `ref must be ${LABEL_RULE}.`);
 
   const mode = raw.mode === undefined || raw.mode === '' ? 'live' : raw.mode;
   if (mode !== 'live' && mode !== 'dry-run') return fail('bad_mode', 'mode must be live or dry-run.');

@@ -17,7 +17,7 @@ import {
   expectedTermsFromChallenge,
   noSourceAnswered,
 } from '../core/payment-status.ts';
-import { probeKey } from '../core/probe-cache.ts';
+import { cachedProbe } from '../core/probe-cache.ts';
 import { newReceiptId } from '../core/receipt.ts';
 import { normalizeUrl } from '../core/url.ts';
 import { createChainReader } from '../io/chain-reader.ts';
@@ -154,9 +154,7 @@ export async function draftPaymentStatus(
 async function sellerTerms(deps: PaymentStatusDeps, url: string | null): Promise<ExpectedTerms | null> {
   if (url === null) return null;
   try {
-    const { outcome } = await deps.probeCache.get(probeKey(normalizeUrl(url), 'GET'), () =>
-      deps.prober.probe(url, 'GET'),
-    );
+    const { outcome } = await cachedProbe(deps.probeCache, (u, m) => deps.prober.probe(u, m), url, 'GET');
     if (outcome.kind !== 'response') return null;
     const challenge = decodeChallenge(outcome.response);
     return challenge.ok ? expectedTermsFromChallenge(challenge.value) : null;

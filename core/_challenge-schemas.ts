@@ -5,6 +5,7 @@
  */
 import * as v from 'valibot';
 import { isAtomic } from './amount.ts';
+import { hasHiddenCharacters, isPlainIdentifier } from './text.ts';
 
 /** More options than any real seller offers; past it the challenge is refused rather than walked. */
 export const MAX_ACCEPTS = 64;
@@ -26,7 +27,15 @@ const wellFormed = v.check(
   (text: string) => !/\p{Cs}/u.test(text),
   'must be well-formed text (no lone surrogates)',
 );
-const field = v.pipe(v.string(), v.minLength(1), v.maxLength(256), wellFormed);
+// Identifiers (scheme, network, asset, payTo) are signed into receipts and shown to people deciding to pay: no
+// whitespace, and nothing invisible or reordering (a zero-width space after an address, a right-to-left override).
+const field = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(256),
+  wellFormed,
+  v.check(isPlainIdentifier, 'must hold no whitespace or invisible characters'),
+);
 // One rule for amounts everywhere (core/amount.ts): canonical decimal digits, no leading zero, at most uint256.
 // A padded amount such as "0010000" is refused rather than rewritten: the terms hash is computed over the string.
 const atomic = v.pipe(
@@ -67,11 +76,13 @@ const instant = v.union(
   ],
   'must be unix seconds or an ISO 8601 date-time with a zone',
 );
+// Metadata may reach a receipt (payment status `claim.contact`): text that hides or reorders characters is dropped.
 const meta = v.optional(
   v.fallback(
     v.nullable(
       v.pipe(
         v.string(),
+        v.check((text: string) => !hasHiddenCharacters(text)),
         v.transform((s) => s.slice(0, MAX_META)),
       ),
     ),

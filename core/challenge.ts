@@ -17,7 +17,8 @@
  *   `"x402Version"` counts as a broken x402 body (`invalid`), typically a truncated one.
  * - A 402 with a header that is present but broken, and no usable body, is `invalid`: terms were offered but
  *   cannot be read.
- * - One bad option makes the whole challenge `invalid`, so a hostile option can never slip through.
+ * - One bad option makes the whole challenge `invalid`, so a hostile option can never slip through; an option
+ *   whose `payTo` or `asset` is not an address of its network (`core/address.ts`) is a bad option.
  * - Headers and bodies over {@link MAX_CHALLENGE_CHARS} characters are `invalid` without being parsed, and
  *   more than 64 options are refused.
  */
@@ -30,6 +31,7 @@ import {
   PaymentRequiredV2Schema,
   toUnixSeconds,
 } from './_challenge-schemas.ts';
+import { isAddressOn } from './address.ts';
 import type { Accept, Challenge, ChallengeResult, Issue } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
 
@@ -216,11 +218,22 @@ function pushAccept(accepts: Accept[], issues: Issue[], a: CheckedAccept, at: st
     }
     inExtra = parsed.output;
   }
+  // An option that cannot be signed (payTo or asset not an address of its network) spoils the whole challenge,
+  // like any other bad option: a hostile option is never approved, nor hidden among valid ones.
+  const network = normalizeNetwork(a.network);
+  for (const member of ['payTo', 'asset'] as const) {
+    if (isAddressOn(network, a[member]) === false) {
+      issues.push(
+        issue(`${at}.${member}`, `an address on ${network}`, describe(a[member]), 'not a signable address'),
+      );
+      return;
+    }
+  }
   // Own validBefore first, then extra's, then expiresAt at either level (x402-notes §2.6; expiry.ts uses it).
   const stated = a.validBefore ?? inExtra.validBefore ?? a.expiresAt ?? inExtra.expiresAt ?? null;
   accepts.push({
     scheme: a.scheme,
-    network: normalizeNetwork(a.network),
+    network,
     amount: a.amount,
     asset: a.asset,
     payTo: a.payTo,

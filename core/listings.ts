@@ -6,15 +6,18 @@
 import * as v from 'valibot';
 import type { Listing } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
+import { isPlainIdentifier } from './text.ts';
 import { parseTargetUrl } from './url.ts';
 
+// These are signed into receipts as `expected_*`: nothing invisible or reordering (issue 12 item 9).
+const visible = v.check(isPlainIdentifier, 'must hold no whitespace or hidden characters');
 const Record = v.strictObject({
   url: v.string(),
   method: v.optional(v.picklist(['GET', 'POST']), 'GET'),
   price_usd: v.optional(v.nullable(v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000)))),
-  network: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(64)))),
-  asset: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(128)))),
-  pay_to: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(128)))),
+  network: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(64), visible))),
+  asset: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(128), visible))),
+  pay_to: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(128), visible))),
   source: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'a source name of [a-z0-9._-]')),
 });
 

@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import { parseUsd } from './amount.ts';
 import { serviceIdOf } from './catalog.ts';
+import { LABEL_RULE, LabelSchema } from './text.ts';
 import { parseTargetUrl } from './url.ts';
 
 export type LookupParams = {
@@ -28,7 +29,6 @@ export type LookupParamsResult =
 
 export const LOOKUP_DEFAULTS = { n: 5, limit: 10, max: 20 } as const;
 
-const Label = v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:@/+-]{1,64}$/));
 const TaskName = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
 const Payer = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/));
 /** A service id as {@link serviceIdOf} writes it: host (and port) then an optional path and query. */
@@ -72,10 +72,10 @@ export function parseLookupParams(
   const endpoint = endpointOf(raw.endpoint);
   if (endpoint === false)
     return fail('bad_endpoint', 'endpoint must be a service id or an http(s) endpoint URL.');
-  const client = optional(raw.client, Label);
-  if (client === false) return fail('bad_client', 'client must be 1 to 64 characters of [A-Za-z0-9._:@/+-].');
-  const ref = optional(raw.ref, Label);
-  if (ref === false) return fail('bad_ref', 'ref must be 1 to 64 characters of [A-Za-z0-9._:@/+-].');
+  const client = optional(raw.client, LabelSchema);
+  if (client === false) return fail('bad_client', `client must be ${LABEL_RULE}.`);
+  const ref = optional(raw.ref, LabelSchema);
+  if (ref === false) return fail('bad_ref', `ref must be ${LABEL_RULE}.`);
   const payer = optional(raw.payer, Payer);
   if (payer === false) return fail('bad_payer', 'payer must be a 0x wallet address (40 hex digits).');
   if (options.requireReference && task === null && endpoint === null) {

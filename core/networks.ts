@@ -45,6 +45,16 @@ export function networkFromV1Name(name: string): string | null {
   return null;
 }
 
+/**
+ * True for a network a caller may name: a CAIP-2 id (`eip155:8453`, `solana:5eyk…`) or a v1 name that maps to one
+ * (`base`). The one rule for the check's `network` and payment-status `terms.network`.
+ *
+ * @example isNetworkId('eip155:8453') // true; isNetworkId('Base mainnet') // false
+ */
+export function isNetworkId(text: string): boolean {
+  return /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(text) || networkFromV1Name(text) !== null;
+}
+
 /** Normalizes a network as sellers write it: CAIP-2 passes through (lower-cased namespace), v1 names map. */
 export function normalizeNetwork(network: string): string {
   if (network.includes(':')) {

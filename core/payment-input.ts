@@ -8,7 +8,10 @@
  * `from`, and must then match it.
  */
 import * as v from 'valibot';
-import { BASE, BASE_USDC, normalizeNetwork, sameAddress } from './networks.ts';
+import { isEvmAddress } from './address.ts';
+import { isAtomic } from './amount.ts';
+import { BASE, BASE_USDC, isNetworkId, normalizeNetwork, sameAddress } from './networks.ts';
+import { LABEL_RULE, LabelSchema } from './text.ts';
 import { parseTargetUrl } from './url.ts';
 
 export type Hex = `0x${string}`;
@@ -54,6 +57,10 @@ export const PAYMENT_INPUT_CODES = [
   'unsupported_asset',
   'bad_seller_url',
   'bad_body',
+  // Issue 12 item 9: the check's label codes, and terms that are not an address, a network and an atomic amount.
+  'bad_client',
+  'bad_ref',
+  'bad_terms',
 ] as const;
 export type PaymentInputCode = (typeof PAYMENT_INPUT_CODES)[number];
 
@@ -83,11 +90,25 @@ const Atomic = v.union([
   v.pipe(v.string(), v.regex(UINT)),
   v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
 ]);
+// Terms go into `terms_match` and are compared with an EIP-3009 authorization on Base: an EVM address (EIP-55 when
+// mixed case), a network as the check accepts it, and the one atomic-amount rule (core/amount.ts).
+const TermsAddress = v.optional(
+  v.nullable(
+    v.pipe(v.string(), v.check(isEvmAddress, 'must be 0x and 40 hex digits (EIP-55 when mixed case)')),
+  ),
+);
 const TermsSchema = v.object({
-  amount: v.optional(v.nullable(Atomic)),
-  payTo: Text(200),
-  asset: Text(200),
-  network: Text(200),
+  amount: v.optional(
+    v.nullable(
+      v.pipe(
+        v.union([v.string(), v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.transform(String))]),
+        v.check(isAtomic, 'must be atomic units: decimal digits without leading zeros, at most 2^256 - 1'),
+      ),
+    ),
+  ),
+  payTo: TermsAddress,
+  asset: TermsAddress,
+  network: v.optional(v.nullable(v.pipe(v.string(), v.check(isNetworkId, 'must be a CAIP-2 network id')))),
 });
 const BodySchema = v.object({
   payment_payload: Text(MAX_PAYLOAD_LENGTH),
@@ -96,11 +117,12 @@ const BodySchema = v.object({
   nonce: Text(200),
   valid_before: v.optional(v.nullable(Atomic)),
   seller_url: Text(4096),
-  terms: v.optional(v.nullable(TermsSchema)),
+  // Checked below with their own codes (bad_terms, bad_client, bad_ref).
+  terms: v.optional(v.unknown()),
   network: Text(200),
   asset: Text(200),
-  client: Text(256),
-  ref: Text(256),
+  client: v.optional(v.unknown()),
+  ref: v.optional(v.unknown()),
 });
 
 const AddressSchema = v.custom<Hex>(
@@ -164,14 +186,22 @@ export function isBareRequest(raw: unknown): boolean {
 export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     return fail('bad_body', 'the body must be a JSON object');
-  const cleaned = Object.fromEntries(Object.entries(raw).filter(([, value]) => !isAbsent(value)));
-  const parsed = v.safeParse(BodySchema, cleaned);
+  const parsed = v.safeParse(BodySchema, withoutAbsent(raw));
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const where = issue ? v.getDotPath(issue) : null;
     return fail('bad_body', `${where ?? 'body'}: ${issue?.message ?? 'invalid'}`);
   }
   const body = parsed.output;
+  const client = body.client === undefined ? null : v.safeParse(LabelSchema, body.client);
+  if (client !== null && !client.success) return fail('bad_client', `client must be ${LABEL_RULE}`);
+  const ref = body.ref === undefined ? null : v.safeParse(LabelSchema, body.ref);
+  if (ref !== null && !ref.success) return fail('bad_ref', `ref must be ${LABEL_RULE}`);
+  const terms = body.terms === undefined ? null : v.safeParse(TermsSchema, withoutAbsent(body.terms));
+  if (terms !== null && !terms.success) {
+    const issue = terms.issues[0];
+    return fail('bad_terms', `terms.${issue ? v.getDotPath(issue) : ''}: ${issue?.message ?? 'invalid'}`);
+  }
 
   // Explicit network and asset first: they say what the caller believes, whatever else is wrong (spec §5.3).
   if (body.network != null && normalizeNetwork(body.network) !== BASE) {
@@ -221,7 +251,8 @@ export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   if (body.seller_url != null) {
     const url = parseTargetUrl(body.seller_url);
     if (!url.ok) return fail('bad_seller_url', `seller_url: ${url.message}`);
-    sellerUrl = body.seller_url;
+    // The URL as probed and named in the receipt (see parseTargetUrl), not the text as sent.
+    sellerUrl = url.url.href;
   }
 
   const hasPair = from !== null && nonce !== null;
@@ -236,12 +267,12 @@ export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
       to: payload?.authorization.to ?? null,
       txHash,
       sellerUrl,
-      terms: body.terms ? termsOf(body.terms) : null,
+      terms: terms === null ? null : termsOf(terms.output),
       accepted: payload?.accepted ?? null,
       source: payload ? 'payment_payload' : hasPair ? 'from_nonce' : 'tx_hash',
       payloadVersion: payload?.version ?? null,
-      client: body.client ?? null,
-      ref: body.ref ?? null,
+      client: client === null ? null : client.output,
+      ref: ref === null ? null : ref.output,
     },
   };
 }
@@ -331,7 +362,7 @@ function fromBase64(text: string): string | undefined {
 
 function termsOf(terms: v.InferOutput<typeof TermsSchema>): PaymentTerms {
   return {
-    amount: terms.amount == null ? null : String(terms.amount),
+    amount: terms.amount ?? null,
     payTo: terms.payTo ?? null,
     asset: terms.asset ?? null,
     network: terms.network == null ? null : normalizeNetwork(terms.network),
@@ -344,6 +375,12 @@ function isAddress(value: string): value is Hex {
 
 function isBytes32(value: string): value is Hex {
   return BYTES32.test(value);
+}
+
+/** A plain object without its absent (`null`, `''`) members; anything else as it is. */
+function withoutAbsent(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, member]) => !isAbsent(member)));
 }
 
 function isAbsent(value: unknown): boolean {

@@ -1,5 +1,6 @@
 /**
- * Probe reuse (spec §2.3 `cached`/`cache_ttl_s`, §8 "Probe reuse: 5 minutes per normalized URL and method").
+ * Probe reuse (spec §2.3 `cached`/`cache_ttl_s`, §8 "Probe reuse: 5 minutes per normalized URL and method"), keyed
+ * on the URL as requested (see {@link probeKey}).
  * One probe per key at a time: concurrent callers share the one in flight, so a burst of checks of the same URL
  * costs the target one request and every caller sees the same answer.
  *
@@ -35,12 +36,29 @@ export type ProbeCacheOptions = {
 };
 
 /**
- * The cache key of one probe: method and the spec §2.10 normalized URL (`core/url.ts` `normalizeUrl`).
+ * The cache key of one probe: method and the URL exactly as requested (`parseTargetUrl(...).url.href`), not the
+ * spec §2.10 dedupe form: `/paid` and `/paid/`, or `?a=1&b=2` and `?b=2&a=1`, are different requests to a strict
+ * server, so one must never answer for the other (docs/decisions.md "Probe reuse").
  *
  * @example probeKey('https://api.example/x', 'GET') // 'GET https://api.example/x'
  */
-export function probeKey(normalizedUrl: string, method: HttpMethod): string {
-  return `${method} ${normalizedUrl}`;
+export function probeKey(requestedUrl: string, method: HttpMethod): string {
+  return `${method} ${requestedUrl}`;
+}
+
+/**
+ * The one way to probe through the cache: the key is built from the very URL handed to `probe`, so a stored
+ * outcome always answers for the URL it requested.
+ *
+ * @example const { outcome, cached } = await cachedProbe(cache, prober.probe, 'https://api.example/x', 'GET');
+ */
+export function cachedProbe(
+  cache: ProbeCache,
+  probe: (url: string, method: HttpMethod) => Promise<ProbeOutcome>,
+  url: string,
+  method: HttpMethod,
+): Promise<{ outcome: ProbeOutcome; cached: boolean }> {
+  return cache.get(probeKey(url, method), () => probe(url, method));
 }
 
 /**
@@ -49,7 +67,7 @@ export function probeKey(normalizedUrl: string, method: HttpMethod): string {
  *
  * @example
  * const cache = createProbeCache({ ttlMs: 300_000, maxEntries: 10_000, now: Date.now });
- * const { outcome, cached } = await cache.get(probeKey(url, 'GET'), () => prober.probe(url, 'GET'));
+ * const { outcome, cached } = await cachedProbe(cache, prober.probe, url, 'GET');
  */
 export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
   const { ttlMs, maxEntries, now } = options;

@@ -7,14 +7,15 @@
 export const MAX_URL_LENGTH = 2048;
 
 export type ParsedTargetUrl =
-  | { ok: true; url: URL; normalized: string }
-  | { ok: false; code: 'bad_url'; message: string };
+  /** `url` is the URL as it is requested (no fragment: it is never sent); `normalized` its §2.10 dedupe form. */
+  { ok: true; url: URL; normalized: string } | { ok: false; code: 'bad_url'; message: string };
 
 /**
  * Parses a caller-supplied target URL: absolute `http:`/`https:` with a host, at most 2048 characters.
  *
- * Userinfo, private addresses and odd ports pass here on purpose: the SSRF gate (`core/ssrf.ts`) refuses them
- * and must see them to say so.
+ * A URL with userinfo (`user:pw@`) is refused here (issue 12 item 8): the gate would refuse it anyway, and a
+ * verdict would publish the credentials in a receipt, the receipt list and the by-url index. Private addresses
+ * and odd ports pass on purpose: the SSRF gate (`core/ssrf.ts`) refuses them and must see them to say so.
  *
  * @example parseTargetUrl('HTTPS://API.example/x/?b=2&a=1') // { ok: true, normalized: 'https://api.example/x?a=1&b=2', … }
  */
@@ -33,13 +34,20 @@ export function parseTargetUrl(input: string): ParsedTargetUrl {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return bad('only http and https URLs can be checked');
   if (url.hostname === '') return bad('the URL has no host');
+  if (url.username !== '' || url.password !== '') {
+    return bad(
+      'the URL contains a user name or password; credentials are never sent to a seller or published',
+    );
+  }
+  // The fragment never reaches the server: dropping it makes `url.href` name exactly what is requested.
+  url.hash = '';
   return { ok: true, url, normalized: normalizeUrl(url) };
 }
 
 /**
  * The `dedupe` rule of spec §2.10: lower-case scheme and host, no default port, no fragment, no trailing slash
- * (the root too), query sorted by key. Everything else (path case, percent-escapes in the path, userinfo) is kept
- * as the WHATWG URL serializer writes it.
+ * (the root too), query sorted by key, and no userinfo. Everything else (path case, percent-escapes in the path)
+ * is kept as the WHATWG URL serializer writes it.
  *
  * The query is re-serialized through `URLSearchParams`, so `?a` and `?a=` (and `%20` and `+`) normalize alike;
  * that is wanted for dedupe. Throws `TypeError` for a string that is not a URL; use {@link parseTargetUrl} for
@@ -62,11 +70,8 @@ export function normalizeUrl(input: string | URL): string {
     // Opaque URLs (no authority) have no host to lower-case; drop only the fragment and trailing slashes.
     return `${url.protocol}${stripTrailingSlashes(url.pathname)}${search}`;
   }
-  const auth =
-    url.username !== '' || url.password !== ''
-      ? `${url.username}${url.password !== '' ? `:${url.password}` : ''}@`
-      : '';
-  return `${url.protocol}//${auth}${url.host.toLowerCase()}${stripTrailingSlashes(url.pathname)}${search}`;
+  // Userinfo is dropped: a normalized URL keys public indexes, and credentials are never published.
+  return `${url.protocol}//${url.host.toLowerCase()}${stripTrailingSlashes(url.pathname)}${search}`;
 }
 
 function stripTrailingSlashes(path: string): string {

@@ -2,6 +2,7 @@
  * The verdict over one probe: design.md "Verdicts" rules 1–11, tried in that order, and "Several options in
  * one challenge". Pure: the clock comes in as `now`.
  */
+import { isAddressOn } from './address.ts';
 import { compareAtomicToUsd, isAtomic, parseUsd } from './amount.ts';
 import { checkExpiry, optionExpired } from './expiry.ts';
 import { detectFreeTrial } from './free-trial.ts';
@@ -177,9 +178,20 @@ function decideTerms(challenge: Challenge, ctx: Context, done: Done): Decision {
   return done('pay', below ? 'price_below_listing' : 'price_ok', chosen);
 }
 
-/** A challenge the later rules can work on: at least one option, every amount a canonical atomic string. */
+/**
+ * A challenge the later rules can work on: at least one option, every amount a canonical atomic string, every
+ * payee and asset signable on its network (decodeChallenge refuses these already; `decide` takes any challenge).
+ */
 function usable(challenge: Challenge): boolean {
-  return challenge.accepts.length > 0 && challenge.accepts.every((a) => isAtomic(a.amount));
+  return (
+    challenge.accepts.length > 0 &&
+    challenge.accepts.every(
+      (a) =>
+        isAtomic(a.amount) &&
+        isAddressOn(normalizeNetwork(a.network), a.payTo) !== false &&
+        isAddressOn(normalizeNetwork(a.network), a.asset) !== false,
+    )
+  );
 }
 
 /** The listing's price as a decimal string, or null when there is none or it is not a non-negative number. */

@@ -178,6 +178,10 @@ export function buildExpectations(payTo: Address) {
         variant: { request: { pay_to: payTo }, verdict: 'skip', reason: 'pay_to_mismatch' },
       },
     ),
+    'hidden-payee': skip(
+      'bad_challenge',
+      'Base USDC to the fleet wallet with a zero-width space appended: looks honest, cannot be signed.',
+    ),
   } satisfies Record<string, Expectation>;
 }
 

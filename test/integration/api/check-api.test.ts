@@ -295,8 +295,11 @@ describe('probe reuse', () => {
     const before = prober.calls;
     const key = { headers: { 'x-service-key': EXEMPT_SECRET } };
     const [a, b] = await Promise.all([check(spot, target('same'), key), check(spot, target('same'), key)]);
-    const c = await check(spot, `url=${encodeURIComponent('HTTPS://Seller.Example:443/item/same/')}`, key);
+    // The same request written differently reuses the probe; a trailing slash is another request (decisions.md).
+    const c = await check(spot, `url=${encodeURIComponent('HTTPS://Seller.Example:443/item/same#top')}`, key);
     expect(prober.calls - before).toBe(1);
+    await check(spot, `url=${encodeURIComponent('https://seller.example/item/same/')}`, key);
+    expect(prober.calls - before).toBe(2);
     const cached = await Promise.all(
       [a, b, c].map(
         async (res) => ((await res.json()) as { probe: { cached: boolean; cache_ttl_s: number } }).probe,

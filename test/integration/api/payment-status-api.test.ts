@@ -134,6 +134,10 @@ describe('400 codes (spec §7), never metered', () => {
     ['another asset', { tx_hash: TX, asset: `0x${'22'.repeat(20)}` }, 'unsupported_asset'],
     ['a non-http seller_url', { tx_hash: TX, seller_url: 'ftp://seller.example/x' }, 'bad_seller_url'],
     ['a member of the wrong type', { tx_hash: 5 }, 'bad_body'],
+    ['a client with an escape sequence', { tx_hash: TX, client: '\u001b[2Jagent' }, 'bad_client'],
+    ['a ref behind a right-to-left override', { tx_hash: TX, ref: '\u202eagent' }, 'bad_ref'],
+    ['terms with a hidden payee', { tx_hash: TX, terms: { payTo: `${PAY_TO}\u200b` } }, 'bad_terms'],
+    ['terms with a padded amount', { tx_hash: TX, terms: { amount: '010000' } }, 'bad_terms'],
     ['unparseable JSON', '{', 'bad_body'],
     ['a JSON array', '[1]', 'bad_body'],
   ];

@@ -293,8 +293,20 @@ describe('decodeChallenge: v1 body', () => {
     ['solana', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'],
     ['not-a-chain', 'not-a-chain'],
   ])('maps the v1 network name %s to %s', (name, caip2) => {
-    const body = buildV1Body({ accepts: [buildV1Accept({ network: name })] });
+    // Solana options need Solana addresses: an EVM address there cannot be signed (core/address.ts).
+    const solana = {
+      payTo: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+      asset: 'So11111111111111111111111111111111111111112',
+    };
+    const body = buildV1Body({
+      accepts: [buildV1Accept({ network: name, ...(name === 'solana' ? solana : {}) })],
+    });
     expect(ok(decodeChallenge({ status: 402, headers: {}, body })).accepts[0]?.network).toBe(caip2);
+  });
+
+  it('refuses an EVM address on Solana: it cannot be signed there', () => {
+    const body = buildV1Body({ accepts: [buildV1Accept({ network: 'solana' })] });
+    expect(decodeChallenge({ status: 402, headers: {}, body })).toMatchObject({ ok: false, kind: 'invalid' });
   });
 
   it('takes the resource from the first option and tolerates missing metadata', () => {

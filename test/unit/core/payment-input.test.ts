@@ -227,15 +227,21 @@ describe('parsePaymentStatusInput: other members', () => {
     ['a string body', 'tx'],
     ['a null body', null],
     ['a numeric tx_hash', { tx_hash: 12 }],
-    ['terms as a string', { tx_hash: TX, terms: 'x' }],
-    ['a decimal terms amount', { tx_hash: TX, terms: { amount: '0.01' } }],
     ['a non-numeric valid_before', { from: FROM, nonce: NONCE, valid_before: 'soon' }],
     ['a negative valid_before', { from: FROM, nonce: NONCE, valid_before: -1 }],
     ['a repeated query parameter', { tx_hash: [TX, TX] }],
-    ['an overlong client', { tx_hash: TX, client: 'x'.repeat(300) }],
     ['an overlong payload', { payment_payload: 'A'.repeat(20_000) }],
   ])('answers bad_body for %s', (_name, raw) => {
     expect(code(raw)).toBe('bad_body');
+  });
+
+  it.each([
+    ['terms as a string', { tx_hash: TX, terms: 'x' }, 'bad_terms'],
+    ['a decimal terms amount', { tx_hash: TX, terms: { amount: '0.01' } }, 'bad_terms'],
+    ['an overlong client', { tx_hash: TX, client: 'x'.repeat(300) }, 'bad_client'],
+    ['a ref with a newline', { tx_hash: TX, ref: 'a\nb' }, 'bad_ref'],
+  ])('answers the member code for %s', (_name, raw, expected) => {
+    expect(code(raw)).toBe(expected);
   });
 
   it('ignores unknown members and treats null or empty members as absent', () => {

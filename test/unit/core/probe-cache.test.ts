@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
-import { createProbeCache, probeKey } from '../../../core/probe-cache.ts';
+import { cachedProbe, createProbeCache, probeKey } from '../../../core/probe-cache.ts';
 
 function outcome(detail: string): ProbeOutcome {
   return { kind: 'timeout', detail, probedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 5000 };
@@ -29,9 +29,27 @@ function deferred() {
 }
 
 describe('probeKey', () => {
-  it('keys by method and normalized URL', () => {
+  it('keys by method and the URL as requested', () => {
     expect(probeKey('https://a.example/x', 'GET')).toBe('GET https://a.example/x');
     expect(probeKey('https://a.example/x', 'POST')).not.toBe(probeKey('https://a.example/x', 'GET'));
+  });
+});
+
+describe('cachedProbe', () => {
+  it('probes exactly the URL its key names, so one URL never answers for another', async () => {
+    const { cache } = setup();
+    const probe = vi.fn(async (url: string) => outcome(url));
+    expect(await cachedProbe(cache, probe, 'https://a.example/paid/', 'GET')).toEqual({
+      outcome: outcome('https://a.example/paid/'),
+      cached: false,
+    });
+    const bare = await cachedProbe(cache, probe, 'https://a.example/paid', 'GET');
+    expect(bare).toEqual({ outcome: outcome('https://a.example/paid'), cached: false });
+    expect(probe.mock.calls).toEqual([
+      ['https://a.example/paid/', 'GET'],
+      ['https://a.example/paid', 'GET'],
+    ]);
+    expect((await cachedProbe(cache, probe, 'https://a.example/paid', 'GET')).cached).toBe(true);
   });
 });
 

@@ -31,7 +31,7 @@ describe('normalizeUrl', () => {
     ['https://[::1]:8443/', 'https://[::1]:8443'],
     ['http://[0:0:0:0:0:0:0:1]/', 'http://[::1]'],
     ['http://127.0.0.1:80/', 'http://127.0.0.1'],
-    ['https://user:pw@A.example/x/', 'https://user:pw@a.example/x'],
+    ['https://user:pw@A.example/x/', 'https://a.example/x'],
     ['https://a.example/%7Efoo/%2F', 'https://a.example/%7Efoo/%2F'],
     ['https://a.example/a b', 'https://a.example/a%20b'],
     ['https://a.example./x', 'https://a.example./x'],
@@ -66,10 +66,14 @@ describe('parseTargetUrl', () => {
     expect(result.url.hostname).toBe('api.example');
   });
 
+  it('names the URL as requested: trailing slash and query order kept, the fragment (never sent) dropped', () => {
+    const result = parseTargetUrl('HTTPS://API.example:443/x/?b=2&a=1#f');
+    expect(result.ok && result.url.href).toBe('https://api.example/x/?b=2&a=1');
+  });
+
   it.each([
     ['http://a.example/x'],
     ['https://a.example'],
-    ['https://user:pw@a.example/'],
     ['http://127.0.0.1:22/'],
     ['http://[::1]/'],
     ['http://10.0.0.1:6379'],
@@ -88,6 +92,9 @@ describe('parseTargetUrl', () => {
     ['ws://a.example/', 'only http and https'],
     ['http://', 'not an absolute URL'],
     ['https://exa\nmple.com/', 'control characters'],
+    ['https://user:pw@a.example/', 'user name or password'],
+    ['https://user@a.example/', 'user name or password'],
+    ['https://:pw@a.example/', 'user name or password'],
     ['https://example.com/\tx', 'control characters'],
     ['https://[::1/', 'not an absolute URL'],
   ])('refuses %j (%s)', (input, message) => {
