@@ -4,9 +4,15 @@
  * their own tags are not refused.
  */
 import * as v from 'valibot';
-import { parseUsd } from '../core/amount.ts';
+import {
+  NetworkField,
+  PayToField,
+  SkewSecondsField,
+  TaskNameField,
+  UsdAmountField,
+} from '../core/input-fields.ts';
 import type { HttpMethod } from '../core/model.ts';
-import { isNetworkId, normalizeNetwork } from '../core/networks.ts';
+import { normalizeNetwork } from '../core/networks.ts';
 import { LABEL_RULE, LabelSchema } from '../core/text.ts';
 import { parseTargetUrl } from '../core/url.ts';
 
@@ -27,33 +33,6 @@ export type CheckParams = {
 
 export type ParamResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 
-const Task = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
-const PayTo = v.union([
-  v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/)),
-  // Solana addresses are base58 public keys.
-  v.pipe(v.string(), v.regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)),
-]);
-// CAIP-2, or a v1 network name that maps to one (`base`).
-const Network = v.pipe(v.string(), v.check(isNetworkId));
-// Decimal USD, kept as exact text (core/amount.ts compares it with atomic units without floats).
-const Price = v.pipe(
-  v.union([v.pipe(v.number(), v.finite(), v.transform(String)), v.string()]),
-  v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const usd = parseUsd(dataset.value);
-    if (usd === null || Number(usd) > 1_000_000) {
-      addIssue({ message: 'a non-negative USD amount' });
-      return NEVER;
-    }
-    return usd;
-  }),
-);
-const Skew = v.pipe(
-  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number))]),
-  v.integer(),
-  v.minValue(0),
-  v.maxValue(300),
-);
-
 /** Parses check parameters; `raw` is a parsed query (values may be arrays when repeated) or a JSON body object. */
 export function parseCheckParams(raw: Record<string, unknown>): ParamResult<CheckParams> {
   for (const [name, value] of Object.entries(raw)) {
@@ -67,15 +46,15 @@ export function parseCheckParams(raw: Record<string, unknown>): ParamResult<Chec
 
   const method = raw.method === undefined ? 'GET' : raw.method;
   if (method !== 'GET' && method !== 'POST') return fail('bad_method', 'method must be GET or POST.');
-  const task = optional(raw.task, Task);
+  const task = optional(raw.task, TaskNameField);
   if (task === false) return fail('bad_task', 'task must be a task name from /v1/tasks.');
-  const claimedPrice = optional(raw.claimed_price, Price);
+  const claimedPrice = optional(raw.claimed_price, UsdAmountField);
   if (claimedPrice === false)
     return fail('bad_claimed_price', 'claimed_price must be a non-negative USD amount.');
-  const payTo = optional(raw.pay_to, PayTo);
+  const payTo = optional(raw.pay_to, PayToField);
   if (payTo === false)
     return fail('bad_pay_to', 'pay_to must be a 0x address (40 hex digits) or a Solana address.');
-  const network = optional(raw.network, Network);
+  const network = optional(raw.network, NetworkField);
   if (network === false) return fail('bad_network', 'network must be a CAIP-2 id such as eip155:8453.');
   const client = optional(raw.client, LabelSchema);
   if (client === false) return fail('bad_client', `client must be ${LABEL_RULE}.`);
@@ -86,7 +65,7 @@ export function parseCheckParams(raw: Record<string, unknown>): ParamResult<Chec
   if (mode !== 'live' && mode !== 'dry-run') return fail('bad_mode', 'mode must be live or dry-run.');
   const checkExpiry = flag(raw.check_expiry);
   if (checkExpiry === null) return fail('bad_check_expiry', 'check_expiry must be 1 to enable it (or 0).');
-  const skew = raw.skew_s === undefined || raw.skew_s === '' ? 30 : v.safeParse(Skew, raw.skew_s);
+  const skew = raw.skew_s === undefined || raw.skew_s === '' ? 30 : v.safeParse(SkewSecondsField, raw.skew_s);
   if (typeof skew !== 'number' && !skew.success)
     return fail('bad_skew_s', 'skew_s must be an integer from 0 to 300.');
 

@@ -4,8 +4,8 @@
  * are ignored so that agents adding their own tags are not refused.
  */
 import * as v from 'valibot';
-import { parseUsd } from './amount.ts';
 import { serviceIdOf } from './catalog.ts';
+import { EvmAddressField, LookupCountField, TaskNameField, UsdAmountField } from './input-fields.ts';
 import { LABEL_RULE, LabelSchema } from './text.ts';
 import { parseTargetUrl } from './url.ts';
 
@@ -29,21 +29,12 @@ export type LookupParamsResult =
 
 export const LOOKUP_DEFAULTS = { n: 5, limit: 10, max: 20 } as const;
 
-const TaskName = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
-const Payer = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/));
 /** A service id as {@link serviceIdOf} writes it: host (and port) then an optional path and query. */
-const ServiceId = v.pipe(
+export const ServiceIdField = v.pipe(
   v.string(),
   v.maxLength(2048),
   v.regex(/^[a-z0-9.-]+(?::\d{1,5})?(?:[/?][\x21-\x7e]*)?$/),
 );
-const Count = v.pipe(
-  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,2}$/), v.transform(Number))]),
-  v.integer(),
-  v.minValue(1),
-  v.maxValue(LOOKUP_DEFAULTS.max),
-);
-
 /**
  * Parses lookup parameters. `tasks` are the catalog's task names; `requireReference` is the paid route's rule that
  * `task` or `endpoint` must be given.
@@ -57,13 +48,13 @@ export function parseLookupParams(
     if (Array.isArray(value))
       return fail('duplicate_parameter', `Parameter ${name} is given more than once.`);
   }
-  const task = optional(raw.task, TaskName);
+  const task = optional(raw.task, TaskNameField);
   if (task === false)
     return fail('bad_task', 'task must be a task name (lower-case letters, digits, . _ -).');
   if (task !== null && !options.tasks.includes(task)) {
     return fail('unknown_task', `Task ${task} is not in the catalog; GET /v1/tasks lists the task names.`);
   }
-  const maxPrice = price(raw.max_price);
+  const maxPrice = optional(raw.max_price, UsdAmountField);
   if (maxPrice === false) return fail('bad_max_price', 'max_price must be a non-negative USD amount.');
   const n = count(raw.n, LOOKUP_DEFAULTS.n);
   if (n === false) return fail('bad_n', 'n must be an integer from 1 to 20.');
@@ -76,7 +67,7 @@ export function parseLookupParams(
   if (client === false) return fail('bad_client', `client must be ${LABEL_RULE}.`);
   const ref = optional(raw.ref, LabelSchema);
   if (ref === false) return fail('bad_ref', `ref must be ${LABEL_RULE}.`);
-  const payer = optional(raw.payer, Payer);
+  const payer = optional(raw.payer, EvmAddressField);
   if (payer === false) return fail('bad_payer', 'payer must be a 0x wallet address (40 hex digits).');
   if (options.requireReference && task === null && endpoint === null) {
     return fail('missing_task_or_endpoint', 'The paid lookup needs task or endpoint.');
@@ -92,17 +83,8 @@ function optional<T>(value: unknown, schema: v.GenericSchema<unknown, T>): T | n
 }
 
 function count(value: unknown, fallback: number): number | false {
-  const parsed = optional(value, Count);
+  const parsed = optional(value, LookupCountField);
   return parsed === null ? fallback : parsed;
-}
-
-function price(value: unknown): string | null | false {
-  if (value === undefined || value === null || value === '') return null;
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== 'string') return false;
-  const usd = parseUsd(text);
-  // Above a million dollars a call is a typo, not a budget.
-  return usd === null || Number(usd) > 1_000_000 ? false : usd;
 }
 
 function endpointOf(value: unknown): string | null | false {
@@ -112,7 +94,7 @@ function endpointOf(value: unknown): string | null | false {
     const target = parseTargetUrl(value);
     return target.ok ? serviceIdOf(target.normalized) : false;
   }
-  return v.safeParse(ServiceId, value).success ? value : false;
+  return v.safeParse(ServiceIdField, value).success ? value : false;
 }
 
 function fail(code: string, message: string): { ok: false; code: string; message: string } {

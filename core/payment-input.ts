@@ -125,6 +125,43 @@ const BodySchema = v.object({
   ref: v.optional(v.unknown()),
 });
 
+const about = <T extends v.GenericSchema>(schema: T, text: string) => v.pipe(schema, v.description(text));
+const { entries } = BodySchema;
+
+/**
+ * The request members (POST body or GET query, spec §4) as published: the route's and the MCP tool's input
+ * schema (`core/request-schemas.ts`). Built from the very schemas the parser applies (the body members, then
+ * `terms` and the labels with their own codes); every member is optional and unknown members are ignored.
+ */
+export const PaymentStatusInputSchema = v.looseObject({
+  payment_payload: about(
+    entries.payment_payload,
+    'The PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) header value that was sent: base64 JSON. The best reference: it names payer, nonce, deadline and terms.',
+  ),
+  tx_hash: about(
+    entries.tx_hash,
+    'The settlement transaction hash, when the seller returned one (0x and 32 bytes).',
+  ),
+  from: about(entries.from, 'The payer wallet of the authorization (0x address); send with nonce.'),
+  nonce: about(entries.nonce, 'The EIP-3009 authorization nonce, 0x and 32 bytes; send with from.'),
+  valid_before: about(
+    entries.valid_before,
+    'The authorization deadline in unix seconds; needed for safe_to_resign when sending from and nonce without the payload.',
+  ),
+  seller_url: about(
+    entries.seller_url,
+    'The URL that was paid: its live 402 gives the terms to compare and a claim contact.',
+  ),
+  terms: about(
+    v.optional(v.nullable(TermsSchema)),
+    'The terms paid against, {amount, payTo, asset, network}, when the seller URL cannot be read.',
+  ),
+  network: about(entries.network, 'Only eip155:8453 (Base) is supported.'),
+  asset: about(entries.asset, 'Only the canonical Base USDC contract is supported.'),
+  client: about(v.optional(LabelSchema), 'Optional app name, attribution only.'),
+  ref: about(v.optional(LabelSchema), 'Optional attribution tag stored on the receipt.'),
+});
+
 const AddressSchema = v.custom<Hex>(
   (value) => typeof value === 'string' && isAddress(value),
   'an 0x address',
@@ -174,7 +211,7 @@ const Payload = v.variant('x402Version', [PayloadV2, PayloadV1]);
 export function isBareRequest(raw: unknown): boolean {
   if (raw === undefined || raw === null) return true;
   if (typeof raw !== 'object' || Array.isArray(raw)) return false;
-  const known = new Set(Object.keys(BodySchema.entries));
+  const known = new Set(Object.keys(PaymentStatusInputSchema.entries));
   return Object.entries(raw).every(([name, value]) => !known.has(name) || isAbsent(value));
 }
 
