@@ -5,6 +5,7 @@
 import { H3 } from 'h3';
 import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
+import { mcpRoutes } from './mcp/route.ts';
 import { checkRoutes } from './routes/check.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
@@ -36,7 +37,7 @@ export function createApp(deps: AppDeps): H3 {
           'access-control-allow-origin': '*',
           'access-control-allow-methods': 'GET, POST, OPTIONS',
           'access-control-allow-headers':
-            'content-type, authorization, payment-signature, x-payment, x-service-key, x-service-end-user',
+            'content-type, authorization, payment-signature, x-payment, x-service-key, x-service-end-user, mcp-protocol-version',
           'access-control-max-age': '600',
         },
       }),
@@ -53,5 +54,6 @@ export function createApp(deps: AppDeps): H3 {
   lookupRoutes(app, deps);
   taskRoutes(app);
   setupPackRoutes(app, deps);
+  mcpRoutes(app, deps, API_VERSION);
   return app;
 }

@@ -42,3 +42,14 @@ export function clientAddress(event: H3Event, proxy: ProxyTrust): string {
   }
   return peer;
 }
+
+/**
+ * Gives an internal request (an MCP tool call dispatched to a route, `api/mcp/dispatch.ts`) the address of the
+ * client it is made for, where {@link clientAddress} reads a transport's peer (`request.ip`). It is a property of
+ * the in-process `Request` object, never a header: nothing a client sends over the wire can set it, so an outside
+ * caller cannot choose the identity its quota is counted under.
+ */
+export function withClientAddress(request: Request, address: string): Request {
+  Object.defineProperty(request, 'ip', { value: address, enumerable: false });
+  return request;
+}

@@ -1,0 +1,145 @@
+/**
+ * How an MCP tool call reaches the service: as an internal web `Request` to the app's own HTTP route, so metering,
+ * identity, service keys and x402 settlement are the route's, by construction. The answer comes back as an MCP
+ * tool result, with payments bound as the x402 MCP transport's tool-result binding (x402 repository,
+ * `specs/transports-v2/mcp.md`):
+ * - a 402 becomes `isError: true` with the `PaymentRequired` in `structuredContent` and, as JSON, in
+ *   `content[0].text`;
+ * - the payment arrives in `params._meta["x402/payment"]` and is handed to the route as `PAYMENT-SIGNATURE`;
+ * - a settlement (`PAYMENT-RESPONSE`) goes back in `result._meta["x402/payment-response"]`.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
+import type { PaymentPayload } from '@x402/core/types';
+import { withClientAddress } from '../identity.ts';
+
+/** The MCP metadata keys of the x402 tool-result binding. */
+export const X402_META = { payment: 'x402/payment', paymentResponse: 'x402/payment-response' } as const;
+
+/** The headers a tool call carries over from the MCP request: service keys and the end-user tag (spec §5.4). */
+const CARRIED = ['authorization', 'x-service-key', 'x-service-end-user'] as const;
+
+/** Who is calling over MCP: what the internal request carries on their behalf. */
+export type Caller = {
+  /** The client address as the `/mcp` request's own transport gave it (`api/identity.ts`). */
+  address: string;
+  headers: Headers;
+};
+
+/** An internal call of one route. */
+export type RouteCall = {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string>;
+  body?: Record<string, unknown>;
+};
+
+/** Answers a web `Request` the way the app does (`app.fetch`). */
+export type Fetch = (request: Request) => Response | Promise<Response>;
+
+/**
+ * Calls a route for `caller`. `payment` is the tool call's `_meta["x402/payment"]`, passed on untouched as the
+ * `PAYMENT-SIGNATURE` header: the route's seller decides whether it is valid, exactly as over HTTP.
+ */
+export function callRoute(
+  fetch: Fetch,
+  origin: string,
+  caller: Caller,
+  call: RouteCall,
+  payment: unknown,
+): Promise<Response> {
+  const url = new URL(call.path, origin);
+  for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.set(name, value);
+  const headers = new Headers({ accept: 'application/json' });
+  for (const name of CARRIED) {
+    const value = caller.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  if (payment !== undefined) headers.set('payment-signature', paymentHeader(payment));
+  let body: string | undefined;
+  if (call.method === 'POST') {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(call.body ?? {});
+  }
+  const request = new Request(url, { method: call.method, headers, ...(body ? { body } : {}) });
+  return Promise.resolve(fetch(withClientAddress(request, caller.address)));
+}
+
+/** The tool result of a route's answer. */
+export async function toolResultOf(response: Response): Promise<CallToolResult> {
+  const meta: Record<string, unknown> = {};
+  const settlement = response.headers.get('payment-response');
+  if (settlement !== null)
+    meta[X402_META.paymentResponse] = decodeOrNull(decodePaymentResponseHeader, settlement);
+  const withMeta = (result: CallToolResult): CallToolResult =>
+    Object.keys(meta).length > 0 ? { ...result, _meta: meta } : result;
+
+  const body = await readJson(response);
+  if (response.status === 402) {
+    const header = response.headers.get('payment-required');
+    const required = (header === null ? null : decodeOrNull(decodePaymentRequiredHeader, header)) ?? body;
+    return withMeta(jsonResult(required, true));
+  }
+  if (response.ok) return withMeta(jsonResult(body, false));
+  // Errors carry the route's error body as text only: the tool's output schema describes answers, not errors.
+  meta['spotcheck/http-status'] = response.status;
+  const retryAfter = response.headers.get('retry-after');
+  if (retryAfter !== null) meta['spotcheck/retry-after'] = retryAfter;
+  return withMeta({ isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] });
+}
+
+/** A tool result whose structured content is `value` and whose first text block is the same JSON. */
+export function jsonResult(value: unknown, isError: boolean): CallToolResult {
+  const structured =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : { value };
+  return {
+    ...(isError ? { isError: true } : {}),
+    structuredContent: structured,
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+  };
+}
+
+/** A tool error in the house error shape, for arguments a tool refuses before any route is called. */
+export function toolError(code: string, message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message } }) }] };
+}
+
+/**
+ * The header value of a `_meta["x402/payment"]` member. The binding sends the `PaymentPayload` object; a
+ * string is taken as an already-encoded header value. Anything else is passed on as its JSON, which the
+ * seller refuses (`invalid_payment_header`) like any malformed header.
+ */
+function paymentHeader(payment: unknown): string {
+  if (typeof payment === 'string') return payment;
+  if (payment !== null && typeof payment === 'object') {
+    try {
+      return encodePaymentSignatureHeader(payment as PaymentPayload);
+    } catch {
+      return 'invalid';
+    }
+  }
+  return 'invalid';
+}
+
+function decodeOrNull<T>(decode: (value: string) => T, value: string): T | null {
+  try {
+    return decode(value);
+  } catch {
+    return null;
+  }
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: { code: 'bad_answer', message: text.slice(0, 200) } };
+  }
+}

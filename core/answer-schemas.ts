@@ -1,0 +1,205 @@
+/**
+ * What the routes answer, as valibot schemas: published as the `/openapi.json` responses and the MCP tools'
+ * output schemas, and used by the tests to hold every live answer to what is published. Objects are loose: spec
+ * §9.3 makes additions the way the API grows, so a client must accept members it does not know. Inner shapes the
+ * specification leaves open ("not shown") are plain objects here and documented in the README.
+ */
+import * as v from 'valibot';
+import { REASONS } from './reasons.ts';
+
+const about = <T extends v.GenericSchema>(schema: T, text: string) => v.pipe(schema, v.description(text));
+const text = v.string();
+const nullableText = v.nullable(v.string());
+const nullableNumber = v.nullable(v.number());
+const object = v.looseObject({});
+
+/** The house error body, `{"error":{"code","message"}}`, of every 4xx and 5xx. */
+export const ErrorBodySchema = v.object({
+  error: v.object({
+    code: about(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*$/)), 'Stable snake_case code.'),
+    message: text,
+  }),
+});
+
+/** Spec §2.5: who the answer was for. */
+export const AccessSchema = v.looseObject({
+  tier: v.picklist(['free', 'paid', 'exempt', 'hosted']),
+  free_per_day: v.optional(v.number()),
+  free_used_today: v.optional(v.number()),
+  charged_usd: v.optional(text),
+  tx: v.optional(text),
+});
+
+/** An x402 v2 `PaymentRequired`: the 402 body, the `PAYMENT-REQUIRED` header, and the MCP payment-required result. */
+export const PaymentRequiredSchema = v.looseObject({
+  x402Version: v.literal(2),
+  error: v.optional(text),
+  resource: v.looseObject({ url: text, description: v.optional(text), mimeType: v.optional(text) }),
+  accepts: v.array(
+    v.looseObject({
+      scheme: text,
+      network: text,
+      amount: about(text, 'Atomic units (USDC has 6 decimals): 20000 is USD 0.02.'),
+      asset: text,
+      payTo: text,
+      maxTimeoutSeconds: v.number(),
+      extra: v.optional(object),
+    }),
+  ),
+  extensions: v.optional(object),
+});
+
+const Verdict = about(v.picklist(['pay', 'skip', 'recheck']), 'pay, skip or recheck (spec §3.1).');
+const ReasonCode = v.picklist(REASONS);
+const ReceiptLink = {
+  receipt_id: about(nullableText, 'Public receipt id, prefix sc-.'),
+  receipt_url: about(nullableText, 'Free, public URL of the signed receipt.'),
+};
+
+/** Spec §2.4: the free-tier and dry-run check answer. */
+export const CheckAnswerFreeSchema = v.looseObject({
+  verdict: Verdict,
+  reason: about(text, 'The reason in plain words.'),
+  reason_code: ReasonCode,
+  payment_terms_sha256: about(nullableText, 'Null unless pay; always null in a dry run.'),
+  ...ReceiptLink,
+  pay_to_changed: v.nullable(v.boolean()),
+  check_type: v.picklist(['dry-run', 'self-checked']),
+  access: AccessSchema,
+});
+
+/** Spec §2.2: the one payment a router may sign (verdict `pay` only). */
+export const PaymentObjectSchema = v.looseObject({
+  network: text,
+  asset: text,
+  amount: v.looseObject({ atomic: text, usd: nullableNumber }),
+  pay_to: text,
+  deadline: text,
+  deadline_source: v.picklist(['validBefore', 'maxTimeoutSeconds', 'default_60s']),
+});
+
+/** Spec §2.1: the paid (and exempt) check answer. */
+export const CheckAnswerPaidSchema = v.looseObject({
+  verdict: Verdict,
+  reason: ReasonCode,
+  quoted_price_usd: nullableNumber,
+  claimed_price_usd: nullableNumber,
+  pay_to: nullableText,
+  network: nullableText,
+  asset: nullableText,
+  expected_pay_to: nullableText,
+  expected_network: nullableText,
+  expected_source: v.nullable(v.picklist(['request', 'listing'])),
+  payment: v.nullable(PaymentObjectSchema),
+  probe: v.looseObject({ probed_at: text, cached: v.boolean(), cache_ttl_s: v.number() }),
+  check_type: v.picklist(['dry-run', 'self-checked']),
+  payment_terms_sha256: nullableText,
+  ...ReceiptLink,
+  pay_to_changed: v.nullable(v.boolean()),
+  reason_code: ReasonCode,
+  confidence: v.picklist(['high', 'medium', 'low']),
+  history_observations: v.nullable(v.array(object)),
+  history: v.nullable(object),
+  quality: v.nullable(v.looseObject({ code: text, checks: object })),
+  reputation: v.nullable(object),
+  access: AccessSchema,
+});
+
+/** Either check answer: the tier decides which (spec §2.1, §2.4). */
+export const CheckAnswerSchema = v.union([CheckAnswerPaidSchema, CheckAnswerFreeSchema]);
+
+/** Spec §2.7: the payment-status result. */
+export const PaymentStatusAnswerSchema = v.looseObject({
+  id: about(text, 'Receipt id, prefix ps-.'),
+  type: v.literal('payment-status'),
+  status: v.picklist(['landed', 'not_landed', 'pending', 'canceled', 'unknown']),
+  reason: text,
+  safe_to_retry_same_payload: v.literal(true),
+  safe_to_resign: about(v.boolean(), 'True only when signing a new payment cannot double-pay (spec §3.2).'),
+  why: text,
+  wait_until: nullableText,
+  authorization: object,
+  tx: v.nullable(object),
+  terms_match: object,
+  claim: object,
+  cannot_know: v.array(text),
+  finality: v.looseObject({
+    confirmations: nullableNumber,
+    min_confirmations: v.number(),
+    reorg_safe: v.boolean(),
+  }),
+  rpc: v.looseObject({ sources: v.array(object), sources_agreed: v.number() }),
+  receipt: about(object, 'The signed copy: the same facts plus kid and signature.'),
+  receipt_url: text,
+  access: AccessSchema,
+});
+
+/** Spec §2.8: the lookup answer; entries are documented in `docs/lookup.md`. */
+export const LookupAnswerSchema = v.looseObject({
+  results: v.array(object),
+  facts_only: v.array(object),
+  access: AccessSchema,
+});
+
+/** `GET /v1/tasks`. */
+export const TasksAnswerSchema = v.looseObject({
+  tasks: v.array(v.looseObject({ name: text })),
+});
+
+/** One signed receipt (spec §2.6): a check (`sc-`) or a payment status (`ps-`). */
+export const ReceiptSchema = v.looseObject({
+  id: text,
+  type: v.picklist(['check', 'payment-status']),
+  issued_at: text,
+  kid: v.optional(text),
+  signature: v.optional(text),
+});
+
+/** `GET /v1/receipts`. */
+export const ReceiptListSchema = v.looseObject({
+  type: v.picklist(['all', 'dry-run', 'live']),
+  page: v.number(),
+  page_size: v.number(),
+  total: v.number(),
+  pages: v.number(),
+  next: nullableText,
+  prev: nullableText,
+  receipts: v.array(v.looseObject({ id: text, type: text, issued_at: text, receipt_url: text })),
+});
+
+/** `GET /.well-known/jwks.json` (design.md). */
+export const JwksSchema = v.looseObject({
+  keys: v.array(v.looseObject({ kty: v.literal('OKP'), crv: v.literal('Ed25519'), x: text, kid: text })),
+});
+
+/** The `verify_receipt` tool: the auditors' verifier's verdict on one receipt. */
+export const VerifyAnswerSchema = v.looseObject({
+  ok: v.boolean(),
+  kid: v.optional(text),
+  reason: about(v.optional(text), 'Why verification failed (verify/README.md lists the codes).'),
+  receipt_id: nullableText,
+  jwks_url: text,
+});
+
+/** `GET /healthz`. */
+export const HealthSchema = v.looseObject({ ok: v.boolean(), version: text });
+
+const PackFileSchema = v.looseObject({
+  name: text,
+  media_type: text,
+  bytes: v.number(),
+  content_base64: text,
+});
+
+/** Spec §2.9: the setup pack, always paid. */
+export const SetupPackAnswerSchema = v.looseObject({
+  product: text,
+  title: text,
+  price_usdc: text,
+  files: v.looseObject({
+    prompts: v.array(PackFileSchema),
+    templates: v.array(PackFileSchema),
+    guide: PackFileSchema,
+  }),
+  access: AccessSchema,
+});

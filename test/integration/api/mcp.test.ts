@@ -1,0 +1,205 @@
+/**
+ * `POST /mcp` on a real loopback port, driven by the official MCP SDK client (`Client` +
+ * `StreamableHTTPClientTransport`): the tools and their schemas, every tool called, the free quota shared with
+ * the HTTP routes under the caller's own address, the x402 tool-result binding of a 402, service keys carried
+ * from the MCP request, and 405 for GET and DELETE. The real journal, DuckDB, signing key and seller; fakes only
+ * at the prober and chain-reader seams.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainReaderLike } from '../../../api/payment-status.ts';
+import {
+  CheckAnswerFreeSchema,
+  CheckAnswerPaidSchema,
+  PaymentRequiredSchema,
+  PaymentStatusAnswerSchema,
+} from '../../../core/answer-schemas.ts';
+import { REASONS } from '../../../core/reasons.ts';
+import { sourceEvidence } from '../../fixtures/payment.ts';
+import { fakeProber } from '../../fixtures/probe.ts';
+import { EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
+
+const chain: ChainReaderLike = {
+  async read() {
+    const one = (name: string) => sourceEvidence({ name, head: 500, headTime: 1_800_000_000 });
+    return { sources: [one('rpc-1'), one('rpc-2')] };
+  },
+};
+
+let spot: TestService;
+const clients: Client[] = [];
+beforeAll(async () => {
+  spot = await startTestService({}, { prober: fakeProber(), chain });
+});
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  await spot.stop();
+});
+
+/** An MCP client as the caller at `ip` (TRUST_PROXY is on in tests), with extra request headers. */
+async function connect(ip: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'spotcheck-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', spot.url), {
+    requestInit: { headers: { 'x-forwarded-for': ip, ...headers } },
+  });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
+const textOf = (result: CallToolResult) => JSON.parse((result.content[0] as { text: string }).text);
+const seller = (n: number) => `https://seller.example/mcp/${n}`;
+const httpCheck = (ip: string, n: number) =>
+  fetch(`${spot.url}/v1/products/endpoint-spot-check?url=${encodeURIComponent(seller(n))}`, {
+    headers: { 'x-forwarded-for': ip },
+  });
+
+describe('tools/list', () => {
+  it('lists the seven tools, each with a description and object input and output schemas', async () => {
+    const { tools } = await (await connect('198.51.100.1')).listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'check_endpoint',
+      'payment_status',
+      'lookup',
+      'list_tasks',
+      'get_receipt',
+      'verify_receipt',
+      'get_rules',
+    ]);
+    for (const tool of tools) {
+      expect(tool.description?.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe('object');
+    }
+    const check = tools.find((tool) => tool.name === 'check_endpoint');
+    expect(check?.inputSchema.required).toEqual(['url']);
+    expect(Object.keys(check?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['url', 'claimed_price', 'pay_to', 'network', 'mode', 'check_expiry', 'skew_s']),
+    );
+    expect(JSON.stringify(check?.outputSchema)).toContain('x402Version');
+  });
+});
+
+describe('every tool', () => {
+  it('check_endpoint answers the free shape and names a receipt that get_receipt and verify_receipt read', async () => {
+    const client = await connect('198.51.100.2');
+    const checked = await call(client, 'check_endpoint', { url: seller(1), claimed_price: 0.01 });
+    expect(checked.isError).toBeFalsy();
+    const answer = v.parse(CheckAnswerFreeSchema, checked.structuredContent);
+    expect(answer.access).toEqual({ tier: 'free', free_per_day: 5, free_used_today: 1 });
+    expect(textOf(checked)).toEqual(checked.structuredContent);
+
+    const byId = await call(client, 'get_receipt', { id: answer.receipt_id });
+    expect(byId.structuredContent).toMatchObject({
+      id: answer.receipt_id,
+      type: 'check',
+      verdict: answer.verdict,
+    });
+    // by-url shows a URL's public state: a check made with the caller's own expectation is not it.
+    const plain = await call(client, 'check_endpoint', { url: seller(7) });
+    const byUrl = await call(client, 'get_receipt', { url: seller(7) });
+    expect(byUrl.structuredContent).toMatchObject({ id: plain.structuredContent?.receipt_id });
+
+    const verified = await call(client, 'verify_receipt', { id: answer.receipt_id });
+    expect(verified.structuredContent).toMatchObject({ ok: true, receipt_id: answer.receipt_id });
+    const tampered = { ...byId.structuredContent, verdict: 'skip' };
+    const refused = await call(client, 'verify_receipt', { receipt: tampered });
+    expect(refused.structuredContent).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('payment_status, lookup, list_tasks and get_rules answer what their routes and core/ answer', async () => {
+    const client = await connect('198.51.100.3');
+    const status = await call(client, 'payment_status', {
+      from: `0x${'11'.repeat(20)}`,
+      nonce: `0x${'22'.repeat(32)}`,
+      valid_before: String(1_800_000_000 + 60),
+    });
+    expect(v.parse(PaymentStatusAnswerSchema, status.structuredContent)).toMatchObject({
+      status: 'pending',
+      safe_to_resign: false,
+      access: { tier: 'free', free_used_today: 1 },
+    });
+
+    const tasks = await call(client, 'list_tasks');
+    const names = (tasks.structuredContent as { tasks: { name: string }[] }).tasks.map((task) => task.name);
+    expect(names.length).toBeGreaterThan(0);
+    const lookup = await call(client, 'lookup', { task: names[0], n: 3, limit: 2 });
+    expect(lookup.structuredContent).toMatchObject({ results: [], facts_only: [], access: { tier: 'free' } });
+
+    const rules = (await call(client, 'get_rules')).structuredContent as { reasons: { code: string }[] };
+    expect(rules.reasons.map((reason) => reason.code)).toEqual([...REASONS]);
+  });
+
+  it('refuses bad arguments with the route error code and uses no free check', async () => {
+    const client = await connect('198.51.100.4');
+    const bad = await call(client, 'check_endpoint', { url: 'not-a-url' });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad).error.code).toBe('bad_url');
+    expect(bad._meta?.['spotcheck/http-status']).toBe(400);
+    const good = await call(client, 'check_endpoint', { url: seller(2) });
+    expect(good.structuredContent).toMatchObject({ access: { free_used_today: 1 } });
+    expect(textOf(await call(client, 'get_receipt', {})).error.code).toBe('missing_id_or_url');
+    expect(textOf(await call(client, 'lookup', { task: ['a', 'b'] })).error.code).toBe('bad_arguments');
+  });
+});
+
+describe('metering (the route is the meter)', () => {
+  it('shares the 5 free checks with HTTP for one address, then answers the x402 tool-result binding', async () => {
+    const ip = '198.51.100.5';
+    const client = await connect(ip);
+    for (const n of [1, 2, 3]) {
+      const result = await call(client, 'check_endpoint', { url: seller(10 + n) });
+      expect(result.structuredContent).toMatchObject({ access: { free_used_today: n } });
+    }
+    for (const n of [4, 5]) expect((await httpCheck(ip, 10 + n)).status).toBe(200);
+
+    const paywalled = await call(client, 'check_endpoint', { url: seller(16) });
+    expect(paywalled.isError).toBe(true);
+    const required = v.parse(PaymentRequiredSchema, paywalled.structuredContent);
+    expect(required.accepts[0]).toMatchObject({ scheme: 'exact', network: 'eip155:8453', amount: '20000' });
+    expect(JSON.parse((paywalled.content[0] as { text: string }).text)).toEqual(paywalled.structuredContent);
+    expect((await httpCheck(ip, 17)).status).toBe(402);
+
+    // Another address has its own quota, over MCP as over HTTP.
+    const other = await call(await connect('198.51.100.6'), 'check_endpoint', { url: seller(18) });
+    expect(other.structuredContent).toMatchObject({ access: { free_used_today: 1 } });
+  });
+
+  it('carries a service key from the MCP request: an exempt key gets the full answer, a bad key a 401', async () => {
+    const exempt = await connect('198.51.100.7', { authorization: `Bearer ${EXEMPT_SECRET}` });
+    const full = await call(exempt, 'check_endpoint', { url: seller(20) });
+    expect(v.parse(CheckAnswerPaidSchema, full.structuredContent).access).toEqual({ tier: 'exempt' });
+
+    const wrong = await connect('198.51.100.8', { 'x-service-key': 'not-a-key' });
+    const refused = await call(wrong, 'check_endpoint', { url: seller(21) });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.['spotcheck/http-status']).toBe(401);
+  });
+});
+
+describe('transport', () => {
+  it('answers GET and DELETE with 405 (stateless: no event stream, no session)', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${spot.url}/mcp`, { method, headers: { accept: 'text/event-stream' } });
+      expect(res.status).toBe(405);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
+    }
+  });
+
+  it('answers a JSON-RPC parse error for a body that is not JSON, and 413 over 64 KiB', async () => {
+    const post = (body: string) =>
+      fetch(`${spot.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body,
+      });
+    const broken = await post('{not json');
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    expect((await post(`"${'a'.repeat(70_000)}"`)).status).toBe(413);
+  });
+});
