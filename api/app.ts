@@ -6,6 +6,7 @@ import { H3 } from 'h3';
 import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/route.ts';
+import { openApiRoutes } from './openapi.ts';
 import { checkRoutes } from './routes/check.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
@@ -55,5 +56,6 @@ export function createApp(deps: AppDeps): H3 {
   taskRoutes(app);
   setupPackRoutes(app, deps);
   mcpRoutes(app, deps, API_VERSION);
+  openApiRoutes(app, deps.baseUrl, API_VERSION);
   return app;
 }

@@ -1,0 +1,188 @@
+/**
+ * `GET /openapi.json` (spec §4, §9.1): OpenAPI 3.1, version 0.42.1, generated from the operations table
+ * (`openapi-operations.ts`) and its valibot schemas. The lookup route is declared without security (spec §5.1);
+ * the check and payment status accept service keys (`Authorization: Bearer` or `x-service-key`, spec §5.4) and
+ * stay callable without one. Each operation that sells through x402 carries `x-payment-info` as x402 discovery
+ * tools read it (x402scan `docs/DISCOVERY.md`: `protocols`, `pricingMode`, `price`), plus the network, asset and
+ * atomic amount of the payment requirement, and a 402 response.
+ */
+import type { H3 } from 'h3';
+import * as v from 'valibot';
+import { atomicToUsd } from '../core/amount.ts';
+import { ErrorBodySchema, PaymentRequiredSchema } from '../core/answer-schemas.ts';
+import { BASE, BASE_USDC } from '../core/networks.ts';
+import { type JsonSchema, jsonSchemaOf, propertiesOf } from './json-schema.ts';
+import { MCP_PATH } from './mcp/route.ts';
+import { OPERATIONS, type Operation } from './openapi-operations.ts';
+import { offerFor } from './x402/offers.ts';
+
+export const OPENAPI_PATH = '/openapi.json';
+
+const JSON_TYPE = 'application/json';
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+const PAYMENT_REQUIRED_REF = { $ref: '#/components/schemas/PaymentRequired' };
+const KEY_SECURITY = [{}, { serviceKeyBearer: [] }, { serviceKey: [] }];
+
+/** Registers `GET /openapi.json`; the document is built once. */
+export function openApiRoutes(app: H3, baseUrl: string, apiVersion: string): void {
+  const document = openApiDocument(baseUrl, apiVersion);
+  app.get(OPENAPI_PATH, (event) => {
+    event.res.headers.set('cache-control', 'public, max-age=300');
+    return document;
+  });
+}
+
+/** The OpenAPI document of the service served at `baseUrl`. */
+export function openApiDocument(baseUrl: string, apiVersion: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const operation of OPERATIONS) {
+    paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation, baseUrl) };
+  }
+  paths[MCP_PATH] = { post: mcpOperation() };
+  paths[OPENAPI_PATH] = {
+    get: {
+      operationId: 'openapi',
+      summary: 'This document.',
+      security: [],
+      responses: {
+        200: { description: 'OpenAPI 3.1', content: { [JSON_TYPE]: { schema: { type: 'object' } } } },
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Spotcheck',
+      version: apiVersion,
+      summary: 'Pre-payment checks of x402 endpoints, signed receipts, payment status and a catalog lookup.',
+      description:
+        'Before an agent pays a third-party x402 endpoint, Spotcheck probes it unpaid and answers pay, skip or ' +
+        'recheck with a signed public receipt. Paid calls use x402 (exact scheme, USDC on Base); free quotas ' +
+        'come first. Errors are {"error":{"code","message"}} with a stable snake_case code.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: baseUrl.replace(/\/+$/, '') }],
+    components: {
+      securitySchemes: {
+        serviceKeyBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A hosted-mode integrator key (sck_live_<id>_<secret>) or an exempt key, as a bearer token.',
+        },
+        serviceKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-service-key',
+          description: 'The same key in the x-service-key header.',
+        },
+      },
+      schemas: { Error: jsonSchemaOf(ErrorBodySchema), PaymentRequired: jsonSchemaOf(PaymentRequiredSchema) },
+    },
+    paths,
+  };
+}
+
+function describe(operation: Operation, baseUrl: string): Record<string, unknown> {
+  const responses: Record<string, unknown> = {
+    200: {
+      description: 'The answer.',
+      content: { [JSON_TYPE]: { schema: jsonSchemaOf(operation.answer) } },
+      ...(operation.offer
+        ? { headers: { 'PAYMENT-RESPONSE': header('Base64 JSON settlement of a paid call (x402 v2).') } }
+        : {}),
+    },
+  };
+  if (operation.offer) {
+    responses[402] = {
+      description: operation.freeQuota
+        ? 'Payment required: the free calls of the UTC day are used up, or a payment was refused.'
+        : 'Payment required (x402 v2): the requirement is in the PAYMENT-REQUIRED header and, identically, the body.',
+      headers: { 'PAYMENT-REQUIRED': header('Base64 JSON PaymentRequired (x402 v2).') },
+      content: { [JSON_TYPE]: { schema: PAYMENT_REQUIRED_REF } },
+    };
+  }
+  for (const [status, codes] of Object.entries(operation.errors)) {
+    responses[status] = { description: codes, content: { [JSON_TYPE]: { schema: ERROR_REF } } };
+  }
+  return {
+    operationId: operation.operationId,
+    summary: operation.summary,
+    ...(operation.description ? { description: operation.description } : {}),
+    security: operation.keys ? KEY_SECURITY : [],
+    ...inputOf(operation),
+    responses,
+    ...(operation.offer ? { 'x-payment-info': paymentInfo(operation.offer, baseUrl) } : {}),
+  };
+}
+
+function inputOf(operation: Operation): Record<string, unknown> {
+  const parameters: unknown[] = [];
+  if (operation.pathParameter) {
+    const { name, description, pattern } = operation.pathParameter;
+    parameters.push({ name, in: 'path', required: true, description, schema: { type: 'string', pattern } });
+  }
+  if (operation.input && operation.method === 'post') {
+    return {
+      ...(parameters.length > 0 ? { parameters } : {}),
+      requestBody: { required: false, content: { [JSON_TYPE]: { schema: jsonSchemaOf(operation.input) } } },
+    };
+  }
+  if (operation.input) {
+    const { properties, required } = propertiesOf(operation.input);
+    for (const [name, schema] of Object.entries(properties)) {
+      const { description, ...rest } = schema as JsonSchema & { description?: string };
+      parameters.push({
+        name,
+        in: 'query',
+        required: required.includes(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
+    }
+  }
+  return parameters.length > 0 ? { parameters } : {};
+}
+
+/** `x-payment-info` of an offer: the x402scan fields, plus the terms a buyer will see in the 402. */
+function paymentInfo(name: Parameters<typeof offerFor>[0], baseUrl: string): Record<string, unknown> {
+  const offer = offerFor(name, baseUrl);
+  return {
+    protocols: ['x402'],
+    pricingMode: 'fixed',
+    price: String(atomicToUsd(offer.priceAtomic, 6)),
+    currency: 'USD',
+    scheme: 'exact',
+    network: BASE,
+    asset: BASE_USDC,
+    amount: offer.priceAtomic,
+  };
+}
+
+function mcpOperation(): Record<string, unknown> {
+  const jsonRpc = v.looseObject({ jsonrpc: v.literal('2.0') });
+  return {
+    operationId: 'mcp',
+    summary: 'The MCP endpoint (JSON-RPC 2.0, stateless Streamable HTTP, JSON answers). Free to call.',
+    description:
+      'Tools: check_endpoint, payment_status, lookup, list_tasks, get_receipt, verify_receipt, get_rules (tools/list ' +
+      'gives their schemas). Tool calls are metered and paid like their HTTP routes; payments use the x402 MCP ' +
+      'transport. Send Accept: application/json, text/event-stream. GET and DELETE answer 405.',
+    security: [],
+    requestBody: { required: true, content: { [JSON_TYPE]: { schema: jsonSchemaOf(jsonRpc) } } },
+    responses: {
+      200: { description: 'JSON-RPC answer.', content: { [JSON_TYPE]: { schema: jsonSchemaOf(jsonRpc) } } },
+      202: { description: 'A notification was accepted.' },
+      400: {
+        description: 'JSON-RPC parse error.',
+        content: { [JSON_TYPE]: { schema: jsonSchemaOf(jsonRpc) } },
+      },
+      406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
+      413: { description: 'The body is over 64 KiB.' },
+    },
+  };
+}
+
+function header(description: string): Record<string, unknown> {
+  return { description, schema: { type: 'string' } };
+}

@@ -1,0 +1,58 @@
+/**
+ * Holds live answers to `/openapi.json`: the status must be one the operation documents, and a JSON body must
+ * match that response's schema (JSON Schema 2020-12, as OpenAPI 3.1 uses it, checked by Ajv).
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+
+type Doc = {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
+  components: { schemas: Record<string, unknown> };
+};
+
+/** A checker for one document. */
+export function openApiChecker(doc: unknown) {
+  const api = doc as Doc;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const compiled = new Map<string, ValidateFunction>();
+
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (node === null || typeof node !== 'object') return node;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+      return inline(api.components.schemas[ref.slice('#/components/schemas/'.length)]);
+    }
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value)]));
+  };
+
+  return {
+    /**
+     * Throws unless `response` (read from a clone) is documented for `method` on the path `template` and its
+     * body matches; returns the parsed body.
+     */
+    async check(method: string, template: string, response: Response): Promise<unknown> {
+      const operation = api.paths[template]?.[method.toLowerCase()];
+      if (!operation) throw new Error(`openapi: ${method} ${template} is not described`);
+      const documented = operation.responses[String(response.status)];
+      if (!documented) throw new Error(`openapi: ${method} ${template} does not document ${response.status}`);
+      const schema = documented.content?.['application/json']?.schema;
+      if (schema === undefined) return null;
+      const body: unknown = await response.clone().json();
+      const key = `${method} ${template} ${response.status}`;
+      let validate = compiled.get(key);
+      if (!validate) {
+        validate = ajv.compile(inline(schema) as object);
+        compiled.set(key, validate);
+      }
+      if (!validate(body)) {
+        throw new Error(
+          `openapi: ${key} answer does not match: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 600)}`,
+        );
+      }
+      return body;
+    },
+  };
+}
