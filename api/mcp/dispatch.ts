@@ -20,6 +20,9 @@ import { withClientAddress } from '../identity.ts';
 /** The MCP metadata keys of the x402 tool-result binding. */
 export const X402_META = { payment: 'x402/payment', paymentResponse: 'x402/payment-response' } as const;
 
+/** Answer headers an agent may act on, relayed as `_meta["spotcheck/<name>"]`: retry timing, hosted state. */
+const RELAYED = ['retry-after', 'x-service-hosted', 'ratelimit', 'ratelimit-policy'] as const;
+
 /** The headers a tool call carries over from the MCP request: service keys and the end-user tag (spec §5.4). */
 const CARRIED = ['authorization', 'x-service-key', 'x-service-end-user'] as const;
 
@@ -75,6 +78,10 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
   const settlement = response.headers.get('payment-response');
   if (settlement !== null)
     meta[X402_META.paymentResponse] = decodeOrNull(decodePaymentResponseHeader, settlement);
+  for (const name of RELAYED) {
+    const value = response.headers.get(name);
+    if (value !== null) meta[`spotcheck/${name}`] = value;
+  }
   const withMeta = (result: CallToolResult): CallToolResult =>
     Object.keys(meta).length > 0 ? { ...result, _meta: meta } : result;
 
@@ -87,8 +94,6 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
   if (response.ok) return withMeta(jsonResult(body, false));
   // Errors carry the route's error body as text only: the tool's output schema describes answers, not errors.
   meta['spotcheck/http-status'] = response.status;
-  const retryAfter = response.headers.get('retry-after');
-  if (retryAfter !== null) meta['spotcheck/retry-after'] = retryAfter;
   return withMeta({ isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] });
 }
 
