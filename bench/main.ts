@@ -18,6 +18,7 @@ const BENCHES: Entry[] = [
   { name: 'check-latency', load: () => import('./check-latency.ts') },
   { name: 'check-throughput', load: () => import('./check-throughput.ts') },
   { name: 'paid-check', load: () => import('./paid-check.ts') },
+  { name: 'mcp-check', load: () => import('./mcp-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
 ];

@@ -18,27 +18,42 @@ export function timedGet(
   url: string,
   options: { agent: Agent | false; headers?: Record<string, string> },
 ): Promise<Timed> {
+  return timedRequest('GET', url, options);
+}
+
+/** POST `body` (JSON text) to `url`, timed like {@link timedGet}. */
+export function timedPost(
+  url: string,
+  body: string,
+  options: { agent: Agent | false; headers?: Record<string, string> },
+): Promise<Timed> {
+  const headers = { 'content-type': 'application/json', ...options.headers };
+  return timedRequest('POST', url, { ...options, headers }, body);
+}
+
+function timedRequest(
+  method: 'GET' | 'POST',
+  url: string,
+  options: { agent: Agent | false; headers?: Record<string, string> },
+  body?: string,
+): Promise<Timed> {
   const started = performance.now();
   return new Promise<Timed>((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'GET', agent: options.agent, headers: options.headers ?? {} },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-            ms: performance.now() - started,
-          }),
-        );
-      },
-    );
+    const req = request(url, { method, agent: options.agent, headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          ms: performance.now() - started,
+        }),
+      );
+    });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
