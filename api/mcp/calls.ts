@@ -60,7 +60,7 @@ export async function callTool(
     case 'verify_receipt':
       return verify(args, route, context.origin);
     case 'get_rules':
-      return jsonResult(rulesDocument(context.apiVersion), false);
+      return rulesResult(context.apiVersion);
   }
 }
 
@@ -90,6 +90,17 @@ async function verify(
     },
     false,
   );
+}
+
+const rulesResults = new Map<string, CallToolResult>();
+/** The rules do not change while the service runs: one result per API version. */
+function rulesResult(apiVersion: string): CallToolResult {
+  let result = rulesResults.get(apiVersion);
+  if (!result) {
+    result = jsonResult(rulesDocument(apiVersion), false);
+    rulesResults.set(apiVersion, result);
+  }
+  return result;
 }
 
 function isToolName(name: string): name is ToolName {

@@ -87,8 +87,12 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
 
   const body = await readJson(response);
   if (response.status === 402) {
+    // The seller's 402 body is the PaymentRequired itself (spec §5.2); the header is read only when it is not.
     const header = response.headers.get('payment-required');
-    const required = (header === null ? null : decodeOrNull(decodePaymentRequiredHeader, header)) ?? body;
+    const required =
+      isPaymentRequired(body) || header === null
+        ? body
+        : (decodeOrNull(decodePaymentRequiredHeader, header) ?? body);
     return withMeta(jsonResult(required, true));
   }
   if (response.ok) return withMeta(jsonResult(body, false));
@@ -130,6 +134,16 @@ function paymentHeader(payment: unknown): string {
     }
   }
   return 'invalid';
+}
+
+function isPaymentRequired(value: unknown): boolean {
+  const candidate = value as { x402Version?: unknown; accepts?: unknown } | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    Array.isArray(candidate.accepts) &&
+    candidate.x402Version === 2
+  );
 }
 
 function decodeOrNull<T>(decode: (value: string) => T, value: string): T | null {

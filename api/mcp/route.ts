@@ -8,6 +8,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { H3, H3Event } from 'h3';
 import { MAX_BODY_BYTES } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
@@ -18,6 +19,13 @@ import { X402_META } from './dispatch.ts';
 import { TOOLS } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
+
+/**
+ * One JSON Schema validator for every per-request server: by default each server builds its own Ajv instance
+ * (with formats), which cost more than the rest of a tool call. The server only uses it for elicitation, which
+ * Spotcheck never asks for.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
 
 const INSTRUCTIONS =
   'Spotcheck checks x402 endpoints before you pay them. Call check_endpoint with the URL (and the price and ' +
@@ -45,7 +53,7 @@ async function handle(app: H3, deps: AppDeps, apiVersion: string, event: H3Event
   };
   const server = new Server(
     { name: 'spotcheck', version: apiVersion },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, (request) =>
