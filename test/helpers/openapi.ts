@@ -28,7 +28,18 @@ export function openApiChecker(doc: unknown) {
     return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value)]));
   };
 
+  const templates = Object.keys(api.paths)
+    .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`) }))
+    // Literal paths before templated ones: /v1/receipts/by-url is not a receipt id.
+    .sort((a, b) => Number(a.template.includes('{')) - Number(b.template.includes('{')));
+
   return {
+    /** The described path template a concrete path answers to, or null when none is described. */
+    templateOf(method: string, path: string): string | null {
+      const found = templates.find((entry) => entry.pattern.test(path));
+      return found && api.paths[found.template]?.[method.toLowerCase()] ? found.template : null;
+    },
+
     /**
      * Throws unless `response` (read from a clone) is documented for `method` on the path `template` and its
      * body matches; returns the parsed body.

@@ -7,8 +7,11 @@ import { rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { API_VERSION } from '../../api/app.ts';
 import { type Config, readConfig } from '../../api/config.ts';
+import { openApiDocument } from '../../api/openapi.ts';
 import { createService, listen, type Service, type ServiceOverrides } from '../../api/service.ts';
+import { openApiChecker } from './openapi.ts';
 
 export const EXEMPT_SECRET = 'test-exempt-secret-0123456789';
 export const SELF_SECRET = 'test-self-secret-0123456789ab';
@@ -63,8 +66,10 @@ export async function startTestService(
 /**
  * A request through `app.fetch` as the proxy forwards it: the socket peer is `peer` (default the loopback proxy
  * that TRUSTED_PROXIES trusts by default) and `X-Forwarded-For` names the client `ip` (TRUST_PROXY is on in tests).
+ * Every answer to an operation `/openapi.json` describes is held to it (documented status, body matching its
+ * schema): a test that gets an answer the document does not describe fails there.
  */
-export function appFetch(
+export async function appFetch(
   service: Service,
   path: string,
   init: RequestInit & { ip?: string; peer?: string } = {},
@@ -73,7 +78,10 @@ export function appFetch(
   const merged = new Headers(headers);
   merged.set('x-forwarded-for', ip);
   const request = fromPeer(new Request(`http://spotcheck.test${path}`, { ...rest, headers: merged }), peer);
-  return Promise.resolve(service.app.fetch(request));
+  const response = await service.app.fetch(request);
+  const template = published.templateOf(request.method, new URL(request.url).pathname);
+  if (template !== null) await published.check(request.method, template, response);
+  return response;
 }
 
 /** The loopback proxy of the tests: inside the default TRUSTED_PROXIES. */
@@ -87,3 +95,6 @@ export function fromPeer(request: Request, peer: string = PROXY): Request {
   Object.defineProperty(request, 'ip', { value: peer });
   return request;
 }
+
+/** The document as the service publishes it (its schemas do not depend on the origin). */
+const published = openApiChecker(openApiDocument('http://spotcheck.test', API_VERSION));
