@@ -78,7 +78,7 @@ const LOOKUP_400 = codes(
   'bad_payer',
 );
 const KEY_401 = 'A bad, suspended or revoked service key; never falls back to a free answer (spec §5.5).';
-const PAID_502 = `${codes('facilitator_unavailable')}: the payment facilitator did not answer; check payment status before signing again.`;
+const PAID_502 = `${codes('facilitator_unavailable', 'settlement_unverified')}: the facilitator did not answer, or its settle answer could not be checked; check payment status before signing again.`;
 
 const CHECK = '/v1/products/endpoint-spot-check';
 const check = (method: 'get' | 'post'): Operation => ({

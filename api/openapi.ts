@@ -102,7 +102,13 @@ function describe(operation: Operation, baseUrl: string): Record<string, unknown
       content: { [JSON_TYPE]: { schema: PAYMENT_REQUIRED_REF } },
     };
   }
-  for (const [status, codes] of Object.entries(operation.errors)) {
+  const errors: Record<string, string> = { ...operation.errors };
+  if (operation.offer) {
+    errors[500] =
+      '`internal_error`: the request failed on our side and nothing was charged; or, after a landed settlement, the ' +
+      'answer could not be recorded, and the message and the PAYMENT-RESPONSE header name the transaction.';
+  }
+  for (const [status, codes] of Object.entries(errors)) {
     responses[status] = { description: codes, content: { [JSON_TYPE]: { schema: ERROR_REF } } };
   }
   return {
