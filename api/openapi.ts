@@ -185,6 +185,7 @@ function mcpOperation(): Record<string, unknown> {
       },
       406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
       413: { description: 'The body is over 64 KiB.' },
+      415: { description: 'The Content-Type is not application/json.' },
     },
   };
 }

@@ -4,6 +4,8 @@
  * an output example, so crawlers can index the routes (x402-notes §6.1, §9 item 7).
  */
 import { BASE, BASE_USDC } from '../../core/networks.ts';
+import { CheckInputSchema, LookupInputSchema, PaymentStatusInputSchema } from '../../core/request-schemas.ts';
+import { propertiesOf } from '../json-schema.ts';
 import type { Offer } from './_types.ts';
 
 /** The names of the offers; `offerFor` takes one. */
@@ -24,26 +26,10 @@ const TX = '0x5f1c0e0e7a4b0d3f8c2a9e1b6d4f7a2c3e5b8d1f0a9c7e6b5d4c3b2a1f0e9d8c';
 const NONCE = '0x8a3d5f0c1e2b4a6d8f0e1c3b5a7d9f2e4c6b8a0d1f3e5c7b9a2d4f6e8c0b1a3d';
 const paid = { tier: 'paid', charged_usd: '0.02', tx: TX };
 
-const checkParams = {
-  url: { type: 'string', description: 'Public http(s) URL of the x402 endpoint to probe (unpaid).' },
-  task: { type: 'string' },
-  claimed_price: { type: 'number', description: 'Price in USD the listing or seller claimed.' },
-  method: { type: 'string', enum: ['GET', 'POST'] },
-  pay_to: { type: 'string', description: 'Wallet the caller expects to pay.' },
-  network: { type: 'string', description: 'CAIP-2 network the caller expects.' },
-  client: { type: 'string' },
-  ref: { type: 'string' },
-  mode: { type: 'string', enum: ['live', 'dry-run'] },
-  check_expiry: { type: 'string', enum: ['1'] },
-  skew_s: { type: 'integer', minimum: 0, maximum: 300 },
-};
-// A query string carries text: the GET declaration types numbers as decimal strings, so its example validates
-// against its own schema (the SDK's `validateDiscoveryExtension`, which discovery tools run before listing).
-const checkQueryParams = {
-  ...checkParams,
-  claimed_price: { ...checkParams.claimed_price, type: 'string', pattern: '^\\d+(\\.\\d+)?$' },
-  skew_s: { type: 'string', pattern: '^\\d{1,3}$', description: 'Seconds, 0 to 300.' },
-};
+// Discovery input schemas are the schemas the routes publish (`core/request-schemas.ts`), never a copy. Their
+// members accept a query string's text as well as JSON values, so each example validates against its own schema
+// (the SDK's `validateDiscoveryExtension`, which discovery tools run before listing).
+const checkParams = propertiesOf(CheckInputSchema).properties;
 const checkOutput = {
   verdict: 'pay',
   reason: 'price_ok',
@@ -60,36 +46,14 @@ const checkOutput = {
   access: paid,
 };
 
-const lookupParams = {
-  task: { type: 'string', description: 'Task name from GET /v1/tasks; task or endpoint is required.' },
-  endpoint: { type: 'string', description: 'Service id or endpoint URL.' },
-  max_price: { type: 'string', description: 'USD per call.' },
-  n: { type: 'string', description: 'Paid receipts per service, 1 to 20.' },
-  limit: { type: 'string', description: 'Services returned, 1 to 20.' },
-  client: { type: 'string' },
-  ref: { type: 'string' },
-  payer: { type: 'string' },
-};
+const lookupParams = propertiesOf(LookupInputSchema).properties;
 
-const statusParams = {
-  payment_payload: {
-    type: 'string',
-    description: 'The PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1) value sent.',
-  },
-  tx_hash: { type: 'string' },
-  from: { type: 'string' },
-  nonce: { type: 'string', description: '0x plus 32 bytes; send with from.' },
-  valid_before: { type: 'string', description: 'Unix seconds.' },
-  seller_url: { type: 'string' },
-};
-const statusBody = {
-  ...statusParams,
-  terms: { type: 'object', properties: { amount: {}, payTo: {}, asset: {}, network: {} } },
-  network: { type: 'string', enum: [BASE] },
-  asset: { type: 'string' },
-  client: { type: 'string' },
-  ref: { type: 'string' },
-};
+const statusBody = propertiesOf(PaymentStatusInputSchema).properties;
+// Spec §4: the GET form takes these query parameters.
+const STATUS_QUERY = ['payment_payload', 'tx_hash', 'from', 'nonce', 'valid_before', 'seller_url'];
+const statusParams = Object.fromEntries(
+  Object.entries(statusBody).filter(([name]) => STATUS_QUERY.includes(name)),
+);
 const statusOutput = {
   id: 'ps-7c2e9a41b0d3',
   type: 'payment-status',
@@ -139,7 +103,7 @@ const OFFERS: Record<OfferName, OfferSpec> = {
     discovery: {
       GET: {
         input: { url: 'https://api.example.com/v1/forecast', claimed_price: '0.01' },
-        inputSchema: { properties: checkQueryParams, required: ['url'] },
+        inputSchema: { properties: checkParams, required: ['url'] },
         output: { example: checkOutput },
       },
       POST: {
