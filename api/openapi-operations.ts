@@ -78,6 +78,7 @@ const LOOKUP_400 = codes(
   'bad_payer',
 );
 const KEY_401 = 'A bad, suspended or revoked service key; never falls back to a free answer (spec §5.5).';
+const HOSTED_429 = `${codes('rate_limited')}: in hosted mode, the key passed its calls per minute (spec §8); see Retry-After and RateLimit.`;
 const PAID_502 = `${codes('facilitator_unavailable', 'settlement_unverified')}: the facilitator did not answer, or its settle answer could not be checked; check payment status before signing again.`;
 
 const CHECK = '/v1/products/endpoint-spot-check';
@@ -96,7 +97,7 @@ const check = (method: 'get' | 'post'): Operation => ({
     400: CHECK_400,
     401: KEY_401,
     413: codes('body_too_large'),
-    429: `${codes('dry_run_limit')}: dry runs are limited per caller and per address per UTC day.`,
+    429: `${codes('dry_run_limit')}: dry runs are limited per caller and per address per UTC day. ${HOSTED_429}`,
     502: PAID_502,
   },
   offer: 'check',
@@ -116,6 +117,7 @@ const paymentStatus = (method: 'get' | 'post'): Operation => ({
   errors: {
     400: codes(...PAYMENT_INPUT_CODES),
     401: KEY_401,
+    429: HOSTED_429,
     413: codes('body_too_large'),
     502: PAID_502,
     503: `${codes('chain_unavailable')}: no chain source answered; nothing charged and no free check used.`,
