@@ -3,6 +3,7 @@
  * entry file serves the same app on a socket.
  */
 import { H3 } from 'h3';
+import { API_VERSION } from '../core/rules.ts';
 import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/route.ts';
@@ -14,7 +15,8 @@ import { receiptRoutes } from './routes/receipts.ts';
 import { setupPackRoutes } from './routes/setup-pack.ts';
 import { taskRoutes } from './routes/tasks.ts';
 
-export const API_VERSION = '0.42.1';
+/** The API description version (spec §9.1), kept with the rules document. */
+export { API_VERSION };
 
 /** Builds the app over its dependencies. */
 export function createApp(deps: AppDeps): H3 {

@@ -18,8 +18,11 @@ import {
 } from './reasons.ts';
 import { REPUTATION_FORMULA } from './reputation.ts';
 
+/** Spec §9: the API description version. */
+export const API_VERSION = '0.42.1';
+
 /** The verdict each reason code comes with (`core/verdict.ts` decides; spec §3.1 and design.md rules 1–11). */
-const VERDICT_OF: Record<Reason, Verdict> = {
+export const REASON_VERDICT: Record<Reason, Verdict> = {
   price_ok: 'pay',
   price_below_listing: 'pay',
   free_trial_active: 'recheck',
@@ -48,12 +51,12 @@ const QUALITY_TEXT: Record<QualityCode, string> = {
   quality_ok: 'A clean x402 v2 challenge the official SDK client can pay.',
 };
 
-/** The rules document. `apiVersion` is the API description version (spec §9.1). */
-export function rulesDocument(apiVersion: string) {
+/** The rules document. */
+export function rulesDocument() {
   return {
     schema: 1,
-    api_version: apiVersion,
-    reasons: REASONS.map((code) => ({ code, verdict: VERDICT_OF[code], text: reasonText(code) })),
+    api_version: API_VERSION,
+    reasons: REASONS.map((code) => ({ code, verdict: REASON_VERDICT[code], text: reasonText(code) })),
     confidence: CONFIDENCE_RULES.map(({ confidence, rule }) => ({ confidence, rule })),
     quality_codes: QUALITY_CODES.map((code) => ({ code, text: QUALITY_TEXT[code] })),
     free_trial_headers: FREE_TRIAL_HEADERS.map((header) => ({ header, meaning: FREE_TRIAL_RULES[header] })),

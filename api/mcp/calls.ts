@@ -18,8 +18,8 @@ import {
 } from './dispatch.ts';
 import { TOOL_NAMES, type ToolName } from './tools.ts';
 
-/** What a tool call needs: the app to call, its public origin, its API version, and who is calling. */
-export type CallContext = { fetch: Fetch; origin: string; apiVersion: string; caller: Caller };
+/** What a tool call needs: the app to call, its public origin, and who is calling. */
+export type CallContext = { fetch: Fetch; origin: string; caller: Caller };
 
 const CHECK = '/v1/products/endpoint-spot-check';
 const PAYMENT_STATUS = '/v1/products/payment-status';
@@ -60,7 +60,7 @@ export async function callTool(
     case 'verify_receipt':
       return verify(args, route, context.origin);
     case 'get_rules':
-      return rulesResult(context.apiVersion);
+      return rules();
   }
 }
 
@@ -92,15 +92,11 @@ async function verify(
   );
 }
 
-const rulesResults = new Map<string, CallToolResult>();
-/** The rules do not change while the service runs: one result per API version. */
-function rulesResult(apiVersion: string): CallToolResult {
-  let result = rulesResults.get(apiVersion);
-  if (!result) {
-    result = jsonResult(rulesDocument(apiVersion), false);
-    rulesResults.set(apiVersion, result);
-  }
-  return result;
+let rulesResult: CallToolResult | null = null;
+/** The rules do not change while the service runs: the result is built once. */
+function rules(): CallToolResult {
+  rulesResult ??= jsonResult(rulesDocument(), false);
+  return rulesResult;
 }
 
 function isToolName(name: string): name is ToolName {

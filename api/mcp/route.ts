@@ -48,7 +48,6 @@ async function handle(app: H3, deps: AppDeps, apiVersion: string, event: H3Event
   const context: CallContext = {
     fetch: (request) => app.fetch(request),
     origin: deps.baseUrl,
-    apiVersion,
     caller: { address: clientAddress(event, deps.gate), headers: event.req.headers },
   };
   const server = new Server(
