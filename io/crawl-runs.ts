@@ -104,3 +104,32 @@ export async function publishRun(paths: RunPaths, runId: string, now: Date): Pro
   await writeFileDurably(paths.current, `${JSON.stringify(pointer, null, 2)}\n`);
   return pointer;
 }
+
+/** Reads a JSON file of a published run; null when absent or not JSON (an earlier run is a help, never required). */
+export async function readRunJson(paths: RunPaths, runId: string, name: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(join(publishedRunDir(paths, runId), name), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** Reads the lines of a published run's `receipts.ndjson`; empty when absent. Bad lines are skipped. */
+export async function readRunIndex(paths: RunPaths, runId: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(join(publishedRunDir(paths, runId), 'receipts.ndjson'), 'utf8');
+  } catch {
+    return [];
+  }
+  const out: unknown[] = [];
+  for (const line of text.split('\n')) {
+    if (line.length === 0) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      // A damaged line of an old run costs that line only.
+    }
+  }
+  return out;
+}
