@@ -89,3 +89,15 @@ export function crawlContext(runId: string, origin: 'crawl' | 'bazaar', endpoint
     },
   };
 }
+
+/** The listed and the live terms of a probe side by side, as the saves list and the bazaar check show them. */
+export function termsSideBySide(f: CrawlFacts) {
+  return {
+    listed_price_usd: f.listed_price_usd,
+    quoted_price_usd: f.quoted_price_usd,
+    listed_pay_to: f.listed_pay_to,
+    pay_to: f.pay_to,
+    listed_network: f.listed_network,
+    network: f.network,
+  };
+}

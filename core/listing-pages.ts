@@ -56,6 +56,22 @@ export function parseDiscoveryPage(value: unknown, source: string): ({ ok: true 
   return { ok: true, ...items, count: page.output.items.length, total };
 }
 
+const SearchShape = v.looseObject({
+  resources: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)),
+});
+
+/** Reads a discovery search answer (`GET <base>/discovery/search`: `{ resources: [...] }`, x402-notes §6.2). */
+export function parseSearchPage(value: unknown, source: string): ({ ok: true } & PageItems) | Failure {
+  const page = v.safeParse(SearchShape, value);
+  if (page.success)
+    return { ok: true, ...readItems(page.output.resources, (item) => discoveryListing(item, source)) };
+  // Some lists answer a search in the list shape.
+  const list = parseDiscoveryPage(value, source);
+  return list.ok
+    ? { ok: true, listings: list.listings, refused: list.refused, firstRefusal: list.firstRefusal }
+    : list;
+}
+
 /** Reads one page of an x402scan-style list. */
 export function parseX402scanPage(value: unknown, source: string): ({ ok: true } & X402scanPage) | Failure {
   const page = v.safeParse(X402scanShape, value);

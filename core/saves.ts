@@ -4,7 +4,7 @@
  * anything about who asked. Each run's list carries the previous run's entries still inside the window, so the
  * list spans runs without reading them all.
  */
-import type { CrawlFacts } from './crawl-facts.ts';
+import { type CrawlFacts, termsSideBySide } from './crawl-facts.ts';
 import { reasonText } from './reasons.ts';
 
 export const SAVES_WINDOW_DAYS = 30;
@@ -65,12 +65,7 @@ export function buildSaves(input: {
       kind: KIND[f.reason as keyof typeof KIND],
       reason_code: f.reason,
       reason: reasonText(f.reason),
-      listed_price_usd: f.listed_price_usd,
-      quoted_price_usd: f.quoted_price_usd,
-      listed_pay_to: f.listed_pay_to,
-      pay_to: f.pay_to,
-      listed_network: f.listed_network,
-      network: f.network,
+      ...termsSideBySide(f),
       source_list: f.source_list,
       also_listed_in: f.also_listed_in,
       timestamp: f.probed_at,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCidrList } from '../../core/ssrf.ts';
+import { runBazaarCheck } from '../../crawl/bazaar.ts';
 import { type CrawlDeps, runCrawl } from '../../crawl/run.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES } from '../../crawl/sources/fetch-json.ts';
 import { readSource, sourceSpecOf } from '../../crawl/sources/read-source.ts';
@@ -186,6 +187,34 @@ describe('npm run crawl (in process)', () => {
       await expect(
         runCrawl(await deps(second.prober, dir), { resume: true, concurrency: 4, limit: null }),
       ).rejects.toThrow(/no unfinished crawl run/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('npm run bazaar-check: the top results of a search, checked in order and published for /bazaar.json', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sc-bazaar-'));
+    try {
+      const base = await deps(countingProber(null).prober, dir);
+      const fetchJson = fetchJsonVia(
+        createProber({ allow, maxBodyBytes: SOURCE_MAX_BYTES, timeoutMs: 5000 }),
+      );
+      const paths = runPaths(dir, 'bazaar');
+      const done = await runBazaarCheck(
+        { ...base, paths, fetchJson },
+        { source: discovery.searchUrl, query: 'sdk', top: 4 },
+      );
+      expect(done).toMatchObject({ checked: 4, report: { ok: true, items: 4 } });
+      const pointer = await readPointer(paths);
+      const bazaar = JSON.parse(await readFile(join(paths.root, pointer!.path, 'bazaar.json'), 'utf8'));
+      expect(bazaar).toMatchObject({ date: new Date().toISOString().slice(0, 10), check_type: 'dry-run' });
+      expect(bazaar.results.map((r: { rank: number; url: string }) => [r.rank, r.url])).toEqual(
+        ['sdk-ok', 'sdk-post', 'sdk-base-sepolia', 'sdk-expensive'].map((name, i) => [
+          i + 1,
+          fleet.urls[name as 'sdk-ok'],
+        ]),
+      );
+      expect(bazaar.results[3]).toMatchObject({ verdict: 'skip', reason_code: 'price_mismatch' });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   detectShape,
   parseDiscoveryPage,
+  parseSearchPage,
   parseWellKnown,
   parseX402scanPage,
 } from '../../../core/listing-pages.ts';
@@ -181,5 +182,21 @@ describe('detectShape', () => {
     expect(detectShape({ resources: [] })).toBe('well-known');
     expect(detectShape([])).toBe('listings');
     expect(detectShape('<html>')).toBeNull();
+  });
+});
+
+describe('parseSearchPage', () => {
+  it('reads the search shape and the list shape, in order', () => {
+    const search = parseSearchPage(
+      { x402Version: 2, resources: [v2Item, v1UnderV2], pagination: { cursor: null } },
+      'cdp',
+    );
+    expect(search.ok && search.listings.map((l) => l.url)).toEqual([
+      'https://api.seller.example/weather/',
+      'https://old.example/post',
+    ]);
+    const list = parseSearchPage({ items: [v1UnderV2] }, 'cdp');
+    expect(list.ok && list.listings).toHaveLength(1);
+    expect(parseSearchPage({ nothing: true }, 'cdp').ok).toBe(false);
   });
 });
