@@ -73,6 +73,7 @@ export function buildSkipPages(
         url: check,
         example: `${check}?url=${encodeURIComponent(example?.url ?? 'https://seller.example/paid')}`,
         example_response: example === null ? null : freeAnswerOf(example),
+        // biome-ignore lint/suspicious/noThenProperty: spec §2.10 names this member `then`.
         then: '5 free checks per client per UTC day; then USD 0.02 per check, paid with x402 (USDC on Base).',
       },
       endpoints_covered: summary.endpoints_covered,

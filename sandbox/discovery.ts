@@ -102,7 +102,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     query: { city: 'paris' },
   });
 
-  function route(req: IncomingMessage, res: ServerResponse): void {
+  function route(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
     const int = (name: string, fallback: number) => {
       const n = Number(url.searchParams.get(name) ?? fallback);
