@@ -113,6 +113,17 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
     }
   });
 
+  it('not-usdc (DAI on Base) reports no USD price, never DAI units read as USDC (issue 7 item 8)', async () => {
+    const body = await answer('not-usdc');
+    expect(body).toMatchObject({ reason_code: 'asset_not_usdc', quoted_price_usd: null });
+    const observations = body.history_observations as Array<{
+      price_usd: number | null;
+      amount_atomic: string;
+    }>;
+    expect(observations[0]).toMatchObject({ price_usd: null });
+    expect(BigInt(observations[0]!.amount_atomic)).toBeGreaterThan(10n ** 15n);
+  });
+
   it('free-trial reports the remaining trial calls the seller announced', async () => {
     const body = await answer('free-trial');
     expect(body).toMatchObject({
