@@ -130,7 +130,7 @@ export async function draftCheck(
           observation === null
             ? null
             : { urlNorm: params.urlNorm, method: params.method, value: observation },
-        quota,
+        attached: quota,
       },
     );
 

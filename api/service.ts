@@ -30,6 +30,7 @@ import { type Config, dataPaths } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createIdentity } from './identity.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
+import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
 import { createSeller } from './x402/seller.ts';
 
@@ -73,12 +74,10 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     signer: () => keys.signer,
     journal,
     store,
-    quota,
     receiptsDir: paths.receipts,
     checkpointFile: checkpointPath(config.dataDir),
-    now,
   });
-  await ledger.recover();
+  await recoverWithQuota(ledger, quota, now());
 
   const allow = parseCidrList(config.probeAllowCidrs);
   const prober =

@@ -72,7 +72,7 @@ function setup(options: { store?: Store } = {}) {
       recover: unused,
       settle: unused,
       checkpoint: unused,
-      useQuota: async () => {},
+      attach: async () => {},
     },
     now: () => NOW,
     random: (n) => new Uint8Array(n),
