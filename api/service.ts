@@ -17,16 +17,17 @@ import { createProbeCache } from '../core/probe-cache.ts';
 import { createQuota } from '../core/quota.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
+import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
 import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
-import { checkpointPath, createLedger } from '../io/ledger.ts';
+import { createLedger } from '../io/ledger.ts';
 import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/prober.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
 import { createApp } from './app.ts';
 import type { Prober } from './check.ts';
-import { type Config, dataPaths } from './config.ts';
+import type { Config } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createIdentity } from './identity.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
@@ -75,7 +76,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     journal,
     store,
     receiptsDir: paths.receipts,
-    checkpointFile: checkpointPath(config.dataDir),
+    checkpointFile: paths.checkpoint,
   });
   await recoverWithQuota(ledger, quota, now());
 

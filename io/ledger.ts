@@ -9,7 +9,6 @@
  * acknowledged (promise 3).
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { type Signer, signReceipt } from '../core/receipt.ts';
 import type { Journal } from './journal.ts';
@@ -182,9 +181,4 @@ async function readCheckpoint(file: string): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-/** Where the ledger keeps its checkpoint under DATA_DIR. */
-export function checkpointPath(dataDir: string): string {
-  return join(dataDir, 'index-checkpoint.json');
 }
