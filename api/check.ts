@@ -81,9 +81,10 @@ export async function draftCheck(
     params.method,
   );
   const now = deps.now();
+  // A store that fails costs the listing and the history (spec §2.1: `history` null), never the answer.
   const [listing, previous] = await Promise.all([
-    deps.store.listing(params.urlNorm, params.method),
-    deps.store.observations(params.urlNorm, params.method),
+    deps.store.listing(params.urlNorm, params.method).catch(storeDown),
+    deps.store.observations(params.urlNorm, params.method).catch(storeDown),
   ]);
   const check = assembleCheck({
     outcome,
@@ -135,4 +136,10 @@ export async function draftCheck(
     );
 
   return { issue, full: check.full, free: check.free };
+}
+
+/** A failed store read: logged, and read as "unavailable". */
+function storeDown(error: unknown): null {
+  console.error('[spotcheck] [check] store unavailable', error);
+  return null;
 }

@@ -34,8 +34,9 @@ export type CheckInput = {
   /** `self-checked` only for the service's own self-test client (design.md). */
   checkType: 'dry-run' | 'self-checked';
   listing: Listing | null;
-  /** Earlier observations of the endpoint, newest first. */
-  previous: Observation[];
+  /** Earlier observations of the endpoint, newest first; null when the store is unavailable (spec §2.1: then
+   *  `history` and `history_observations` are null). */
+  previous: Observation[] | null;
   now: Date;
   /** The receipt id, already drawn (`core/receipt.ts` `newReceiptId`). */
   id: string;
@@ -91,7 +92,8 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
   const decision = decide({ outcome, challenge, request, listing: input.listing, now });
   const observation = observationOf(outcome, decision);
   // A reused probe was recorded when it was made; compare against what came before it.
-  const before = input.previous.filter((item) => item.observed_at !== outcome.probedAt);
+  const known = input.previous !== null;
+  const before = (input.previous ?? []).filter((item) => item.observed_at !== outcome.probedAt);
   const observations = [observation, ...before].slice(0, HISTORY_LIMIT);
   const dryRun = input.mode === 'dry-run';
   const option = decision.option;
@@ -131,7 +133,7 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
     payment_terms_sha256: termsHash,
     receipt_id: input.id,
     receipt_url: receiptUrl,
-    pay_to_changed: payToChanged(before, observation),
+    pay_to_changed: known ? payToChanged(before, observation) : null,
     reason_code: decision.reason,
     confidence: confidence({
       fresh: !input.cached,
@@ -139,7 +141,7 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
       expectedSource: decision.expectedSource,
       expectedPayTo: decision.expectedPayTo,
     }),
-    history: summarizeHistory(observations, now),
+    history: known ? summarizeHistory(observations, now) : null,
     quality,
     ...(decision.expiry ? { expiry_check: decision.expiry } : {}),
   };
@@ -159,7 +161,7 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
   return {
     decision,
     observation: input.cached ? null : observation,
-    full: { ...facts, history_observations: observations },
+    full: { ...facts, history_observations: known ? observations : null },
     free: {
       verdict: decision.verdict,
       reason: reasonText(decision.reason),
