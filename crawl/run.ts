@@ -39,7 +39,11 @@ export type CrawlDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {
   log: (line: string) => void;
 };
 
-export type CrawlOptions = { resume: boolean; concurrency: number; limit: number | null };
+/** `concurrency` null: 3 per host for every host (every host kept busy), at most {@link MAX_DEFAULT_CONCURRENCY}. */
+export type CrawlOptions = { resume: boolean; concurrency: number | null; limit: number | null };
+
+/** The default global concurrency's ceiling: sockets and memory stay bounded on a large crawl. */
+export const MAX_DEFAULT_CONCURRENCY = 2048;
 
 /** What a run ended with. */
 export type CrawlResult = { pointer: RunPointer; probed: number; interrupted: number; total: number };
@@ -79,7 +83,7 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
     planFile = {
       started_at: deps.now().toISOString(),
       options: {
-        concurrency: options.concurrency,
+        concurrency: options.concurrency ?? defaultConcurrency(plan.endpoints),
         per_host: PER_HOST,
         timeout_ms: 5000,
         limit: options.limit,
@@ -123,7 +127,11 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
         done.set(endpoint.urlNorm, record);
         progress.tick(record.facts.verdict);
       },
-      { perHost: PER_HOST, concurrency: options.concurrency, now: deps.monotonic },
+      {
+        perHost: PER_HOST,
+        concurrency: options.concurrency ?? planFile.options.concurrency,
+        now: deps.monotonic,
+      },
     );
   } finally {
     await journal.close();
@@ -148,6 +156,12 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
     run: { kind: 'crawl', options: planFile.options, resumed },
   });
   return { pointer, probed: todo.length, interrupted, total: endpoints.length };
+}
+
+/** 3 in flight for every host of the plan, within the ceiling. */
+function defaultConcurrency(endpoints: readonly PlannedEndpoint[]): number {
+  const hosts = new Set(endpoints.map((e) => e.host)).size;
+  return Math.max(PER_HOST, Math.min(MAX_DEFAULT_CONCURRENCY, PER_HOST * hosts));
 }
 
 /** The journal's started URLs and finished records; a later record for a URL wins. */
