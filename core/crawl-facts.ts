@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { CheckAssembly } from './check-answer.ts';
 import type { PlannedEndpoint } from './crawl-plan.ts';
-import type { HttpMethod } from './model.ts';
+import type { HttpMethod, Observation } from './model.ts';
 import type { Reason, Verdict } from './reasons.ts';
 
 /** One probe of a run, as the index and the data files need it. */
@@ -34,6 +34,9 @@ export type CrawlFacts = {
   source_list: string;
   also_listed_in: string[];
   receipt_url: string;
+  /** The probe's observation of the live terms, for the endpoint's history once the server takes the run in
+   *  (null only for a reused probe, which a crawl never makes). */
+  observation: Observation | null;
 };
 
 /**
@@ -70,6 +73,7 @@ export function crawlFactsOf(check: CheckAssembly, endpoint: PlannedEndpoint): C
     source_list: endpoint.sourceList,
     also_listed_in: endpoint.alsoListedIn,
     receipt_url: full['receipt_url'] as string,
+    observation: check.observation,
   };
 }
 

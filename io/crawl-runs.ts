@@ -133,3 +133,21 @@ export async function readRunIndex(paths: RunPaths, runId: string): Promise<unkn
   }
   return out;
 }
+
+/** A file of the published run: its text, or why there is none. */
+export type PublishedFile = { kind: 'file'; text: string } | { kind: 'no_run' } | { kind: 'no_file' };
+
+/**
+ * Reads `name` (a path inside the run folder, such as `skips/2.json`) of the run `current.json` names. `name`
+ * must come from the caller's own code, never from a request.
+ */
+export async function readPublishedFile(paths: RunPaths, name: string): Promise<PublishedFile> {
+  const pointer = await readPointer(paths);
+  if (pointer === null) return { kind: 'no_run' };
+  try {
+    return { kind: 'file', text: await readFile(join(publishedRunDir(paths, pointer.run_id), name), 'utf8') };
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return { kind: 'no_file' };
+    throw error;
+  }
+}

@@ -32,6 +32,7 @@ function fact(i: number, more: Partial<CrawlFacts> = {}): CrawlFacts {
     source_list: 'cdp',
     also_listed_in: [],
     receipt_url: `${BASE_URL}/v1/receipts/${id}`,
+    observation: null,
     ...more,
   };
 }
