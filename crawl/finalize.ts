@@ -5,14 +5,15 @@
  * Receipt files and pages are written without fsync: SIGKILL cannot lose what the kernel already has, the rename
  * that publishes comes after them, and the journal they are rebuilt from is fsynced.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { CrawlFacts } from '../core/crawl-facts.ts';
 import type { CrawlPlan } from '../core/crawl-plan.ts';
 import { type RunSummary, summarizeRun } from '../core/crawl-summary.ts';
 import type { Listing } from '../core/model.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { buildSaves, type SaveEntry } from '../core/saves.ts';
-import { buildSkipPages } from '../core/skip-listing.ts';
+import { buildSkipPages, MISMATCH_REASONS } from '../core/skip-listing.ts';
 import type { SourceReport } from '../core/source-listing.ts';
 import {
   publishRun,
@@ -23,7 +24,7 @@ import {
   readRunJson,
 } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
-import type { EndpointRecord } from './probe-endpoint.ts';
+import { readReceiptFile } from '../io/receipt-files.ts';
 
 /** What a finished run is published from. */
 export type FinishedRun = {
@@ -35,7 +36,8 @@ export type FinishedRun = {
   baseUrl: string;
   plan: Pick<CrawlPlan, 'lists' | 'listedIn' | 'endpoints'>;
   sources: Record<string, SourceReport>;
-  records: readonly EndpointRecord[];
+  /** The facts of every recorded probe; their receipt files are already in the work folder's `receipts/`. */
+  facts: readonly CrawlFacts[];
   interrupted: number;
   /** Members of `run.json` (kind, options, resumed…). */
   run: Record<string, unknown>;
@@ -45,8 +47,15 @@ export type FinishedRun = {
 export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
   const dir = join(run.paths.work, run.runId);
   const previous = await previousRun(run.paths);
-  const facts = run.records.map((r) => r.facts);
-  const receipts = new Map(run.records.map((r) => [r.receipt.id, r.receipt]));
+  const facts = run.facts;
+  await removeTempFiles(join(dir, 'receipts'));
+  // Only the saves show receipts: read those few back from their files.
+  const receipts = new Map<string, Record<string, unknown>>();
+  for (const f of facts) {
+    if (!MISMATCH_REASONS.has(f.reason)) continue;
+    const receipt = await readReceiptFile(join(dir, 'receipts'), f.id);
+    if (receipt !== null) receipts.set(f.id, receipt as Record<string, unknown>);
+  }
   const saves = buildSaves({
     now: run.finishedAt,
     runId: run.runId,
@@ -77,10 +86,6 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
       : { run_id: last.run_id, crawled_at: last.crawled_at, endpoints_covered: last.endpoints_covered },
   );
 
-  await writeAll(
-    join(dir, 'receipts'),
-    run.records.map((r) => [`${r.receipt.id}.json`, pretty(r.receipt)]),
-  );
   await writeAll(
     join(dir, 'skips'),
     pages.map((page) => [`${page.page}.json`, pretty(page)]),
@@ -153,4 +158,17 @@ async function writeAll(dir: string, files: ReadonlyArray<readonly [string, stri
   for (let i = 0; i < files.length; i += 64) {
     await Promise.all(files.slice(i, i + 64).map(([name, text]) => writeFile(join(dir, name), text, 'utf8')));
   }
+}
+
+/** Temp files a kill left behind while a receipt file was being written: never published. */
+async function removeTempFiles(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.filter((name) => name.endsWith('.tmp')).map((name) => rm(join(dir, name), { force: true })),
+  );
 }

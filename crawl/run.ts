@@ -19,6 +19,7 @@ import {
   readPointer,
 } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
+import { writeReceiptFile } from '../io/receipt-files.ts';
 import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
 import { finalizeRun } from './finalize.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
@@ -99,7 +100,8 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
   }
 
   const journalPath = join(paths.work, runId, 'probes.ndjson');
-  const { started, done } = replay(await readRunJournal(journalPath));
+  const receiptsDir = join(paths.work, runId, 'receipts');
+  const { started, done } = await replay(await readRunJournal(journalPath), receiptsDir);
   const endpoints = planFile.plan.endpoints;
   const todo = endpoints.filter((e) => !started.has(e.urlNorm));
   const journal = await openRunJournal(journalPath);
@@ -118,13 +120,16 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
         // Journaled before the request leaves: after a crash this URL is never sent again.
         await journal.append({ t: 'start', u: endpoint.urlNorm });
         const record = await probeEndpoint(endpointDeps, endpoint);
+        // The file first (not fsynced: the journal is the durable copy, and a resume writes it again), so the run
+        // keeps only the small facts in memory.
+        await writeReceiptFile(receiptsDir, record.receipt);
         await journal.append({
           t: 'done',
           u: endpoint.urlNorm,
           facts: record.facts,
           receipt: record.receipt,
         });
-        done.set(endpoint.urlNorm, record);
+        done.set(endpoint.urlNorm, record.facts);
         progress.tick(record.facts.verdict);
       },
       {
@@ -138,8 +143,8 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
   }
   progress.finish();
 
-  const records = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
-  const interrupted = endpoints.length - records.length;
+  const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
+  const interrupted = endpoints.length - facts.length;
   if (interrupted > 0)
     deps.log(`${interrupted} probes were sent before a stop but not recorded; not sent again`);
   const pointer = await finalizeRun({
@@ -151,7 +156,7 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
     baseUrl: deps.baseUrl,
     plan: planFile.plan,
     sources: planFile.sources,
-    records,
+    facts,
     interrupted,
     run: { kind: 'crawl', options: planFile.options, resumed },
   });
@@ -164,10 +169,16 @@ function defaultConcurrency(endpoints: readonly PlannedEndpoint[]): number {
   return Math.max(PER_HOST, Math.min(MAX_DEFAULT_CONCURRENCY, PER_HOST * hosts));
 }
 
-/** The journal's started URLs and finished records; a later record for a URL wins. */
-function replay(lines: unknown[]): { started: Set<string>; done: Map<string, EndpointRecord> } {
+/**
+ * The journal's started URLs and the facts of finished probes (a later record for a URL wins); the receipt files
+ * of finished probes are written again, since they were not fsynced.
+ */
+async function replay(
+  lines: unknown[],
+  receiptsDir: string,
+): Promise<{ started: Set<string>; done: Map<string, CrawlFacts> }> {
   const started = new Set<string>();
-  const done = new Map<string, EndpointRecord>();
+  const done = new Map<string, CrawlFacts>();
   for (const line of lines) {
     const record = line as {
       t?: unknown;
@@ -177,8 +188,10 @@ function replay(lines: unknown[]): { started: Set<string>; done: Map<string, End
     };
     if (typeof record.u !== 'string') continue;
     started.add(record.u);
-    if (record.t === 'done' && record.facts !== undefined && record.receipt !== undefined)
-      done.set(record.u, { facts: record.facts, receipt: record.receipt });
+    if (record.t === 'done' && record.facts !== undefined && record.receipt !== undefined) {
+      await writeReceiptFile(receiptsDir, record.receipt);
+      done.set(record.u, record.facts);
+    }
   }
   return { started, done };
 }
