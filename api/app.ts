@@ -9,6 +9,7 @@ import { toErrorResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/route.ts';
 import { openApiRoutes } from './openapi.ts';
 import { checkRoutes } from './routes/check.ts';
+import { listingRoutes } from './routes/listings.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
@@ -59,5 +60,6 @@ export function createApp(deps: AppDeps): H3 {
   setupPackRoutes(app, deps);
   mcpRoutes(app, deps, API_VERSION);
   openApiRoutes(app, deps.baseUrl, API_VERSION);
+  listingRoutes(app, deps);
   return app;
 }

@@ -2,87 +2,46 @@
  * Configuration, read once from the environment by the entry file (design.md "Names the outside world relies on").
  * Every variable is optional; the defaults are the embedded ones `npm start` runs with.
  */
-import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { type Cidr, parseCidrList } from '../core/ssrf.ts';
+import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
 
-export type Config = {
-  host: string;
-  port: number;
-  dataDir: string;
-  /** Public origin used in receipt URLs and badge snippets, without a trailing slash. */
-  baseUrl: string;
+export type Config = SharedConfig & {
   trustProxy: boolean;
   /** Peers whose `X-Forwarded-For` is honoured when `trustProxy` is on: the proxy's own addresses. */
   trustedProxies: Cidr[];
-  /** Ranges exempted from the SSRF gate: for local testing and the demo only. */
-  probeAllowCidrs: string;
   facilitatorUrl: string | null;
   rpcUrls: string[];
   /** The `payTo` of the service's own 402s; null means "use the wallet generated under DATA_DIR". */
   serviceWallet: `0x${string}` | null;
-  signingKeyFile: string | null;
   /** Exempt keys (`name:secret`, comma-separated); `self` names the service's own self-test client. */
   exemptKeys: Array<{ name: string; secret: string }>;
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));
-const Port = v.pipe(v.string(), v.regex(/^\d{1,5}$/), v.transform(Number), v.minValue(0), v.maxValue(65535));
 const Flag = v.picklist(['0', '1', 'true', 'false', '']);
 
 const Env = v.object({
-  HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
-  PORT: v.optional(Port, '8402'),
-  DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data/runtime'),
-  BASE_URL: v.optional(v.pipe(v.string(), v.url())),
+  ...SHARED_ENV,
   TRUST_PROXY: v.optional(Flag, ''),
   TRUSTED_PROXIES: v.optional(v.string(), '127.0.0.1/8,::1'),
-  PROBE_ALLOW_CIDRS: v.optional(v.string(), ''),
   FACILITATOR_URL: v.optional(v.pipe(v.string(), v.url())),
   RPC_URLS: v.optional(v.string(), ''),
   SERVICE_WALLET: v.optional(Address),
-  SIGNING_KEY_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
   EXEMPT_KEYS: v.optional(v.string(), ''),
 });
 
 /** Reads and validates the environment; throws a `TypeError` naming the bad variable. */
 export function readConfig(env: Record<string, string | undefined>): Config {
-  const present = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
-  );
-  const parsed = v.safeParse(Env, present);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const name = issue.path?.map((item) => String(item.key)).join('.') ?? 'environment';
-    throw new TypeError(`[spotcheck] invalid ${name}: ${issue.message}`);
-  }
-  const e = parsed.output;
-  const host = e.HOST;
-  const port = e.PORT;
+  const e = readEnv(Env, env);
   return {
-    host,
-    port,
-    dataDir: resolve(e.DATA_DIR),
-    baseUrl: (e.BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    ...sharedConfigOf(e),
     trustProxy: e.TRUST_PROXY === '1' || e.TRUST_PROXY === 'true',
     trustedProxies: proxyList(e.TRUSTED_PROXIES),
-    probeAllowCidrs: e.PROBE_ALLOW_CIDRS,
     facilitatorUrl: e.FACILITATOR_URL ?? null,
     rpcUrls: splitList(e.RPC_URLS),
     serviceWallet: (e.SERVICE_WALLET as `0x${string}` | undefined) ?? null,
-    signingKeyFile: e.SIGNING_KEY_FILE ?? null,
     exemptKeys: splitList(e.EXEMPT_KEYS).map(parseExemptKey),
-  };
-}
-
-/** Paths under DATA_DIR. */
-export function dataPaths(dataDir: string) {
-  return {
-    database: join(dataDir, 'spotcheck.duckdb'),
-    journal: join(dataDir, 'journal'),
-    receipts: join(dataDir, 'receipts'),
-    keys: join(dataDir, 'keys'),
-    inbox: join(dataDir, 'inbox'),
   };
 }
 

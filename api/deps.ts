@@ -7,6 +7,7 @@ import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
+import type { ListingsDeps } from './routes/listings.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
@@ -37,12 +38,13 @@ export type Sales = {
   sell(event: H3Event, offer: OfferName, handler: () => Promise<SaleAnswer>): Promise<Response>;
 };
 
-export type AppDeps = CheckDeps & {
-  gate: Gate;
-  sales: Sales;
-  jwks: () => Promise<Jwks>;
-  /** The seller host's reputation for paid answers; null while the store cannot say. */
-  reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
-  /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
-  chain: ChainReaderLike | null;
-};
+export type AppDeps = CheckDeps &
+  ListingsDeps & {
+    gate: Gate;
+    sales: Sales;
+    jwks: () => Promise<Jwks>;
+    /** The seller host's reputation for paid answers; null while the store cannot say. */
+    reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
+    /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
+    chain: ChainReaderLike | null;
+  };

@@ -2,8 +2,10 @@
  * `npm run keys:rotate`: replaces the receipt signing key. The retired public key stays in the JWKS, so every
  * receipt already issued keeps verifying; a running server signs with the new key after its next restart.
  */
+
+import { dataPaths } from '../io/data-paths.ts';
 import { rotateSigningKey } from '../io/keys.ts';
-import { dataPaths, readConfig } from './config.ts';
+import { readConfig } from './config.ts';
 
 const config = readConfig(process.env);
 if (config.signingKeyFile) {

@@ -9,9 +9,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parseListings } from '../core/listings.ts';
+import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { publishToInbox } from '../io/inbox.ts';
-import { dataPaths, readConfig } from './config.ts';
+import { readConfig } from './config.ts';
 
 const file = process.argv[2];
 if (!file || file === '--help') {

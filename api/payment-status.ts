@@ -143,7 +143,7 @@ export async function draftPaymentStatus(
     async issue(access, quota) {
       const receipt = await deps.ledger.issue(
         { ...fields, client: query.client, ref: query.ref, access },
-        { row: { ...row, tier: access.tier }, observation: null, quota },
+        { row: { ...row, tier: access.tier }, observation: null, attached: quota },
       );
       return { ...fields, receipt };
     },

@@ -17,19 +17,23 @@ import { createProbeCache } from '../core/probe-cache.ts';
 import { createQuota } from '../core/quota.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
+import { runPaths } from '../io/crawl-runs.ts';
+import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
 import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
-import { checkpointPath, createLedger } from '../io/ledger.ts';
+import { createLedger } from '../io/ledger.ts';
 import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/prober.ts';
+import { watchPublishedRuns } from '../io/run-ingest.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
 import { createApp } from './app.ts';
 import type { Prober } from './check.ts';
-import { type Config, dataPaths } from './config.ts';
+import type { Config } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createIdentity } from './identity.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
+import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
 import { createSeller } from './x402/seller.ts';
 
@@ -39,6 +43,8 @@ export type Service = {
   serviceWallet: { address: `0x${string}`; generated: boolean; keyFile: string | null };
   /** Ingests what waits in the inbox now (tests; the server also polls). */
   drainInbox(): Promise<void>;
+  /** Takes in a newly published crawl run now (tests; the server also polls every 2 s). */
+  takeInRuns(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -73,12 +79,10 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     signer: () => keys.signer,
     journal,
     store,
-    quota,
     receiptsDir: paths.receipts,
-    checkpointFile: checkpointPath(config.dataDir),
-    now,
+    checkpointFile: paths.checkpoint,
   });
-  await ledger.recover();
+  await recoverWithQuota(ledger, quota, now());
 
   const allow = parseCidrList(config.probeAllowCidrs);
   const prober =
@@ -123,15 +127,25 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       onError: (error) => console.error('[spotcheck] [reputation] store unavailable', error),
     }),
     chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
+    runs: { crawl: runPaths(config.dataDir, 'crawl'), bazaar: runPaths(config.dataDir, 'bazaar') },
   };
 
   const inbox = watchInbox(paths.inbox, listingsHandler(deps));
+  const crawlRuns = watchPublishedRuns({
+    store,
+    paths: deps.runs.crawl,
+    log: (line) => console.error(`[spotcheck] [crawl] ${line}`),
+  });
+  await crawlRuns.poll();
   return {
     app: createApp(deps),
     deps,
     serviceWallet,
     drainInbox: () => inbox.drain(),
+    takeInRuns: () => crawlRuns.poll(),
     async close() {
+      crawlRuns.stop();
+      await crawlRuns.poll();
       await inbox.stop();
       await ledger.checkpoint();
       await journal.close();

@@ -20,6 +20,7 @@ const BENCHES: Entry[] = [
   { name: 'paid-check', load: () => import('./paid-check.ts') },
   { name: 'mcp-check', load: () => import('./mcp-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
+  { name: 'crawl', load: () => import('./crawl.ts') },
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
 ];
 

@@ -2,9 +2,8 @@
  * Observations of an endpoint's live terms and their summary (spec §2.1 `history_observations`, `history`,
  * `pay_to_changed`).
  */
-import { atomicToUsd, isAtomic } from './amount.ts';
 import type { Decision, HistorySummary, Observation, ProbeOutcome } from './model.ts';
-import { canonicalUsdc } from './networks.ts';
+import { optionPriceUsd } from './payment.ts';
 
 /** Spec §8: the last 30 observations per endpoint are kept. */
 export const HISTORY_LIMIT = 30;
@@ -13,20 +12,16 @@ const DAY_MS = 86_400_000;
 
 /**
  * One observation from a probe and its decision. The terms are those of `decision.option` when the
- * challenge decoded; otherwise (timeouts, errors, no paywall) they are null. `price_usd` is null when the
- * network's USDC decimals are unknown.
+ * challenge decoded; otherwise (timeouts, errors, no paywall) they are null. `price_usd` is null unless the
+ * asset is the network's canonical USDC ({@link optionPriceUsd}).
  * @example observationOf(outcome, decision).amount_atomic // '10000'
  */
 export function observationOf(outcome: ProbeOutcome, decision: Decision): Observation {
   const option = decision.challenge === null ? null : decision.option;
-  const usdc = option === null ? null : canonicalUsdc(option.network);
   return {
     observed_at: outcome.probedAt,
     http_status: outcome.kind === 'response' ? outcome.response.status : null,
-    price_usd:
-      option !== null && usdc !== null && isAtomic(option.amount)
-        ? atomicToUsd(option.amount, usdc.decimals)
-        : null,
+    price_usd: option === null ? null : optionPriceUsd(option),
     amount_atomic: option?.amount ?? null,
     network: option?.network ?? null,
     asset: option?.asset ?? null,

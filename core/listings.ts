@@ -1,24 +1,25 @@
 /**
  * Listing files: a JSON array of `{"url", "method"?, "price_usd"?, "network"?, "asset"?, "pay_to"?, "source"}`,
- * as `npm run listings:import` takes them (the crawl fills the same store later). Hostile or sloppy input: every
- * record goes through the schema, and a file with any bad record is refused whole, naming the record.
+ * as `npm run listings:import` takes them and the crawl reads them as a source. Hostile or sloppy input: every
+ * record goes through the schema. The import refuses a file with any bad record whole, naming the record; the
+ * crawl keeps the good records and reports the bad ones (a source is never fatal to a run).
  */
 import * as v from 'valibot';
+import type { PageItems } from './listing-pages.ts';
 import type { Listing } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
-import { isPlainIdentifier } from './text.ts';
+import { identifier, SOURCE_NAME, type SourceListing } from './source-listing.ts';
 import { parseTargetUrl } from './url.ts';
 
-// These are signed into receipts as `expected_*`: nothing invisible or reordering (issue 12 item 9).
-const visible = v.check(isPlainIdentifier, 'must hold no whitespace or hidden characters');
 const Record = v.strictObject({
   url: v.string(),
   method: v.optional(v.picklist(['GET', 'POST']), 'GET'),
   price_usd: v.optional(v.nullable(v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000)))),
-  network: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(64), visible))),
-  asset: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(128), visible))),
-  pay_to: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(128), visible))),
-  source: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'a source name of [a-z0-9._-]')),
+  // Signed into receipts as `expected_*`: nothing invisible or reordering (issue 12 item 9).
+  network: v.optional(v.nullable(identifier(64))),
+  asset: v.optional(v.nullable(identifier(128))),
+  pay_to: v.optional(v.nullable(identifier(128))),
+  source: v.pipe(v.string(), v.regex(SOURCE_NAME, 'a source name of [a-z0-9._-]')),
 });
 
 export const MAX_LISTINGS = 200_000;
@@ -33,16 +34,50 @@ export function parseListings(
   if (value.length > MAX_LISTINGS) return { ok: false, message: `at most ${MAX_LISTINGS} records per file` };
   const rows: ListingRow[] = [];
   for (const [index, item] of value.entries()) {
-    const parsed = v.safeParse(Record, item);
-    if (!parsed.success) {
-      const issue = parsed.issues[0];
-      const path = issue.path?.map((part) => String(part.key)).join('.') ?? '';
-      return { ok: false, message: `record ${index}${path ? ` (${path})` : ''}: ${issue.message}` };
+    const row = parseRecord(item, index);
+    if (!row.ok) return row;
+    rows.push(row.row);
+  }
+  return { ok: true, rows };
+}
+
+/**
+ * Reads a listings file as a crawl source: good records become listings (each counts for its own `source`),
+ * bad ones are counted. Call only with an array (check with `Array.isArray` first); at most
+ * {@link MAX_LISTINGS} records are read.
+ */
+export function readListingRecords(records: unknown[]): PageItems {
+  const listings: SourceListing[] = [];
+  let refused = Math.max(0, records.length - MAX_LISTINGS);
+  let firstRefusal: string | null =
+    refused > 0 ? `record ${MAX_LISTINGS}: past ${MAX_LISTINGS} records` : null;
+  for (const [index, item] of records.slice(0, MAX_LISTINGS).entries()) {
+    const row = parseRecord(item, index);
+    if (row.ok) listings.push({ ...row.row, example: null });
+    else {
+      refused++;
+      firstRefusal ??= row.message;
     }
-    const record = parsed.output;
-    const target = parseTargetUrl(record.url);
-    if (!target.ok) return { ok: false, message: `record ${index} (url): ${target.message}` };
-    rows.push({
+  }
+  return { listings, refused, firstRefusal };
+}
+
+function parseRecord(
+  item: unknown,
+  index: number,
+): { ok: true; row: ListingRow } | { ok: false; message: string } {
+  const parsed = v.safeParse(Record, item);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const path = issue.path?.map((part) => String(part.key)).join('.') ?? '';
+    return { ok: false, message: `record ${index}${path ? ` (${path})` : ''}: ${issue.message}` };
+  }
+  const record = parsed.output;
+  const target = parseTargetUrl(record.url);
+  if (!target.ok) return { ok: false, message: `record ${index} (url): ${target.message}` };
+  return {
+    ok: true,
+    row: {
       url: target.url.href,
       urlNorm: target.normalized,
       method: record.method,
@@ -51,7 +86,6 @@ export function parseListings(
       asset: record.asset ?? null,
       payTo: record.pay_to ?? null,
       source: record.source,
-    });
-  }
-  return { ok: true, rows };
+    },
+  };
 }

@@ -33,7 +33,7 @@ export type PaymentObject = {
  */
 export function buildPayment(option: Accept, probedAt: Date): PaymentObject {
   const usdc = canonicalUsdc(option.network);
-  const usd = usdc !== null && isAtomic(option.amount) ? atomicToUsd(option.amount, usdc.decimals) : null;
+  const usd = optionPriceUsd(option);
   const expiry = optionExpiry(option, probedAt);
   const deadline = isValidDate(expiry.at) ? expiry.at : isValidDate(probedAt) ? probedAt : new Date(0);
   return {
@@ -48,6 +48,20 @@ export function buildPayment(option: Accept, probedAt: Date): PaymentObject {
     amount_atomic: option.amount,
     amount_usd: usd,
   };
+}
+
+/**
+ * The USD price of an option (spec §2.1 `quoted_price_usd`, `history_observations[].price_usd`): its atomic
+ * amount in the decimals of its network's canonical USDC, and null for any other asset (units are never
+ * guessed: 1 DAI is 10^18 atomic units, which USDC decimals would read as 10^12 USD), an unknown network or an
+ * amount that is not atomic.
+ * @example optionPriceUsd({ network: 'eip155:8453', asset: BASE_USDC, amount: '10000' }) // 0.01
+ */
+export function optionPriceUsd(option: Pick<Accept, 'network' | 'asset' | 'amount'>): number | null {
+  const usdc = canonicalUsdc(option.network);
+  if (usdc === null || !isCanonicalUsdc(option.network, option.asset) || !isAtomic(option.amount))
+    return null;
+  return atomicToUsd(option.amount, usdc.decimals);
 }
 
 /** The four payment terms the hash covers. */

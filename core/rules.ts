@@ -1,82 +1,141 @@
 /**
- * The rules document (spec §4 `/rules` and `/rules.json`, design.md "Filling the gaps"): every verdict reason code
- * with its verdict and plain words, the confidence rules, the quality codes, the free-trial headers recognized, the
- * reputation formula and the limits, built from the very constants the checks use. One source: the MCP `get_rules`
- * tool serves it today, and the `/rules.json` file and page are meant to serve this same function (extend it
- * here, never copy it).
+ * The rules document (spec §4 `/rules.json`, docs/data-files.md): every reason code with its plain words and
+ * verdict, the verdict rules in the order they are tried, the confidence rules, quality codes, free-trial headers,
+ * the reputation formula, hosted bands and the limits. Built from the constants the checks themselves use, so it
+ * cannot drift from them. The API serves it; each crawl run writes the copy its code produced.
  */
 import { CONFIDENCE_RULES } from './confidence.ts';
 import { FREE_TRIAL_HEADERS, FREE_TRIAL_RULES } from './free-trial.ts';
 import { LIMITS } from './limits.ts';
-import {
-  QUALITY_CODES,
-  type QualityCode,
-  REASONS,
-  type Reason,
-  reasonText,
-  type Verdict,
-} from './reasons.ts';
+import { QUALITY_CODES, REASONS, type Reason, reasonText, type Verdict } from './reasons.ts';
 import { REPUTATION_FORMULA } from './reputation.ts';
+import { CRAWL_METHOD, DEDUPE_RULE, SKIP_PAGE_SIZE } from './skip-listing.ts';
 
 /** Spec §9: the API description version. */
 export const API_VERSION = '0.42.1';
 
-/** The verdict each reason code comes with (`core/verdict.ts` decides; spec §3.1 and design.md rules 1–11). */
+/** The verdict each reason code comes with (spec §3.1). */
 export const REASON_VERDICT: Record<Reason, Verdict> = {
   price_ok: 'pay',
   price_below_listing: 'pay',
-  free_trial_active: 'recheck',
-  timeout: 'recheck',
-  unreachable: 'recheck',
-  server_error: 'recheck',
   price_mismatch: 'skip',
   network_mismatch: 'skip',
   pay_to_mismatch: 'skip',
   asset_not_usdc: 'skip',
   network_unsupported: 'skip',
   no_paywall: 'skip',
+  free_trial_active: 'recheck',
+  timeout: 'recheck',
+  unreachable: 'recheck',
+  server_error: 'recheck',
   bad_challenge: 'skip',
   ssrf_blocked: 'skip',
   challenge_expired: 'skip',
 };
 
-/** Plain words of the quality codes (`core/quality.ts` decides, in this order of its rules). */
-const QUALITY_TEXT: Record<QualityCode, string> = {
-  quality_unreachable: 'No answer came (blocked address, timeout, unreachable).',
-  quality_bad_status: 'The endpoint answered with a status other than 402.',
-  quality_bad_content_type: 'The 402 had no usable PAYMENT-REQUIRED header and its body was not JSON.',
+/** design.md "Verdicts", in the order the rules are tried. */
+const VERDICT_RULES: ReadonlyArray<{ reason_codes: Reason[]; rule: string }> = [
+  {
+    reason_codes: ['ssrf_blocked'],
+    rule: 'The target address is refused by the forgery gate: it is not contacted.',
+  },
+  {
+    reason_codes: ['timeout', 'server_error', 'unreachable'],
+    rule: 'No answer within 5 s, a 5xx answer, or DNS, connection or TLS failure.',
+  },
+  {
+    reason_codes: ['free_trial_active'],
+    rule: 'The answer carries a recognized free-trial header saying a trial runs.',
+  },
+  {
+    reason_codes: ['no_paywall'],
+    rule: 'No 402, or a 402 with neither a PAYMENT-REQUIRED header nor an x402 body.',
+  },
+  {
+    reason_codes: ['bad_challenge'],
+    rule: 'The 402 terms cannot be decoded or validated; amounts must be atomic integer strings (units are never guessed).',
+  },
+  {
+    reason_codes: ['network_unsupported', 'network_mismatch'],
+    rule: 'No option on a supported mainnet; or none on the expected network (the caller’s, else the listing’s, else Base).',
+  },
+  {
+    reason_codes: ['asset_not_usdc'],
+    rule: 'On the expected network, no option in that network’s canonical USDC.',
+  },
+  {
+    reason_codes: ['pay_to_mismatch'],
+    rule: 'The wallet asked differs from the expected one (the caller’s, else the listing’s).',
+  },
+  {
+    reason_codes: ['price_mismatch'],
+    rule: 'The quoted price is above the caller’s claimed price or the listing’s price.',
+  },
+  {
+    reason_codes: ['challenge_expired'],
+    rule: 'Expiry check asked, and the option to pay expires within skew_s seconds.',
+  },
+  {
+    reason_codes: ['price_below_listing', 'price_ok'],
+    rule: 'Otherwise pay: price_below_listing when the quote is below the listing’s price, else price_ok.',
+  },
+];
+
+const QUALITY_TEXT: Record<(typeof QUALITY_CODES)[number], string> = {
+  quality_ok: 'A v2 402 that the official SDK client accepts as it is.',
+  quality_unverified: 'A v1-only 402: current SDK clients cannot be shown to pay it.',
+  quality_bad_content_type: 'No content type, or a non-JSON one while the body carries the terms.',
   quality_schema_mismatch:
-    'The payment terms needed a lenient decode or fail the official x402 SDK schema, so SDK clients may not pay them.',
-  quality_unverified: 'Only an x402 v1 challenge: current SDK clients cannot be shown to pay it.',
-  quality_ok: 'A clean x402 v2 challenge the official SDK client can pay.',
+    'Terms missing, invalid, decoded only leniently, or failing the SDK’s strict schema.',
+  quality_bad_status: 'The answer was not a 402.',
+  quality_unreachable: 'No answer: blocked, timed out or unreachable.',
 };
 
-/** The rules document. */
+/** Hosted bands per integrator and UTC month (design.md "Hosted bands"; spec §8). */
+const HOSTED_BANDS = [
+  { band: 'free_allowance', from_check: 1, to_check: 1000, price_atomic: '0', price_usd: 0 },
+  { band: 'standard', from_check: 1001, to_check: 2000, price_atomic: '20000', price_usd: 0.02 },
+  { band: 'volume', from_check: 2001, to_check: null, price_atomic: '10000', price_usd: 0.01 },
+];
+
+/**
+ * The rules document.
+ * @example rulesDocument().reasons.length // every reason code
+ */
 export function rulesDocument() {
   return {
     schema: 1,
     api_version: API_VERSION,
+    verdict_rules: VERDICT_RULES.map((r, i) => ({
+      order: i + 1,
+      reason_codes: r.reason_codes,
+      verdict: [...new Set(r.reason_codes.map((code) => REASON_VERDICT[code]))].join(' or '),
+      rule: r.rule,
+    })),
     reasons: REASONS.map((code) => ({ code, verdict: REASON_VERDICT[code], text: reasonText(code) })),
-    confidence: CONFIDENCE_RULES.map(({ confidence, rule }) => ({ confidence, rule })),
+    confidence: CONFIDENCE_RULES,
     quality_codes: QUALITY_CODES.map((code) => ({ code, text: QUALITY_TEXT[code] })),
     free_trial_headers: FREE_TRIAL_HEADERS.map((header) => ({ header, meaning: FREE_TRIAL_RULES[header] })),
     reputation: REPUTATION_FORMULA,
-    limits: {
-      free_checks_per_day: LIMITS.freeChecksPerDay,
-      free_checks_per_network: LIMITS.freeChecksPerNetwork,
-      free_lookups_per_day: LIMITS.freeLookupsPerDay,
-      free_payment_status_per_day: LIMITS.freePaymentStatusPerDay,
-      dry_runs_per_day: LIMITS.dryRunsPerDay,
-      dry_runs_per_address: LIMITS.dryRunsPerAddress,
-      probe_reuse_seconds: LIMITS.probeReuseSeconds,
-      history_kept: LIMITS.historyKept,
-      check_price_atomic: LIMITS.checkPriceAtomic,
-      lookup_price_atomic: LIMITS.lookupPriceAtomic,
-      payment_status_price_atomic: LIMITS.paymentStatusPriceAtomic,
-      setup_pack_price_atomic: LIMITS.setupPackPriceAtomic,
-    },
+    hosted_bands: HOSTED_BANDS,
+    limits: snakeKeys({
+      ...LIMITS,
+      hostedChecksPerMinutePerKey: 120,
+      skipPageSize: SKIP_PAGE_SIZE,
+      crawlTimeoutMs: 5000,
+      crawlInFlightPerHost: 3,
+    }),
+    dedupe: DEDUPE_RULE,
+    crawl_method: CRAWL_METHOD,
   };
 }
 
-/** The rules document's type, for its published schema and its readers. */
-export type RulesDocument = ReturnType<typeof rulesDocument>;
+/** Wire documents keep the spec's snake_case: `freeChecksPerDay` → `free_checks_per_day`. */
+function snakeKeys(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(record).map(([key, value]) => [
+      key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+      value,
+    ]),
+  );
+}

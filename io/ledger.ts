@@ -1,15 +1,15 @@
 /**
- * The receipt ledger: signs a receipt, makes it durable, then publishes it as a file and in the index.
+ * The receipt ledger: signs a receipt, makes it durable, then publishes it as a file and in the index. It only
+ * signs, journals and publishes: what a caller attaches to a record (the API's quota use) is carried in the
+ * journal as an opaque value and handed back to the caller at recovery, never interpreted here.
  *
  * Durability (design.md promise 2) comes from the journal: `issue()` resolves only once the batch holding the
- * receipt has been fsynced. The receipt file, the DuckDB row, the observation and the quota use it carries are
- * views written after that, and `recover()` rebuilds all of them from the journal at start-up, so a SIGKILL at any
- * moment loses nothing that was acknowledged (promise 3).
+ * receipt has been fsynced. The receipt file, the DuckDB row and the observation are views written after that,
+ * and `recover()` rebuilds them from the journal at start-up, so a SIGKILL at any moment loses nothing that was
+ * acknowledged (promise 3).
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { HttpMethod, Observation } from '../core/model.ts';
-import { type Quota, utcDay } from '../core/quota.ts';
 import { type Signer, signReceipt } from '../core/receipt.ts';
 import type { Journal } from './journal.ts';
 import { readReceiptFile, writeReceiptFile } from './receipt-files.ts';
@@ -18,13 +18,21 @@ import type { ReceiptRow, Store } from './store.ts';
 export type IssueMeta = {
   row: Omit<ReceiptRow, 'body'>;
   observation: { urlNorm: string; method: HttpMethod; value: Observation } | null;
-  /** The quota units this answer used: committed with it, restored from it after a restart. */
-  quota: { day: string; keys: Array<[bucket: string, id: string]> } | null;
+  /** The caller's own record of this answer (plain JSON), committed with it and handed back by `recover`. */
+  attached: unknown;
 };
 
-type JournalRecord = { v: 1; kind: 'receipt'; receipt: Record<string, unknown> } & IssueMeta;
-/** A free use whose answer carries no receipt (a lookup): journaled so a restart keeps the day's count. */
-type QuotaRecord = { v: 1; kind: 'quota'; quota: NonNullable<IssueMeta['quota']> };
+/** Journals written before the ledger stopped knowing about quotas name the attachment `quota`. */
+type JournalRecord = { v: 1; kind: 'receipt'; receipt: Record<string, unknown>; quota?: unknown } & IssueMeta;
+/** An attachment without a receipt (a lookup's quota use); `kind: 'quota'` in older journals. */
+type AttachmentRecord = { v: 1; kind: 'attachment' | 'quota'; attached?: unknown; quota?: unknown };
+
+/** What `recover` replays attachments from, and where it hands them. */
+export type RecoverOptions = {
+  /** Attachments of records journaled on or after this UTC day (`YYYY-MM-DD`) are handed back. */
+  attachedSince: string;
+  onAttached: (attached: unknown) => void;
+};
 
 export type Ledger = {
   /** Signs, durably records and publishes a receipt; resolves with the signed receipt. */
@@ -32,12 +40,12 @@ export type Ledger = {
     unsigned: T,
     meta: IssueMeta,
   ): Promise<T & { kid: string; signature: string }>;
-  /** Durably records a free use that has no receipt; resolves once it is on disk. */
-  useQuota(quota: NonNullable<IssueMeta['quota']>): Promise<void>;
+  /** Durably records an attachment that has no receipt; resolves once it is on disk. */
+  attach(attached: unknown): Promise<void>;
   /** A receipt by id: recent ones from memory, then the file, then the index. */
   get(id: string): Promise<Record<string, unknown> | null>;
-  /** Replays the journal into files, index, observations and today's quota. */
-  recover(): Promise<{ records: number; reindexed: number }>;
+  /** Replays the journal into files, index and observations, and hands back attachments since a day. */
+  recover(options: RecoverOptions): Promise<{ records: number; reindexed: number }>;
   /** Waits for published views (files) to be written. */
   settle(): Promise<void>;
   /** Writes everything published to the index and files, then moves the checkpoint past it (clean shutdown). */
@@ -51,12 +59,10 @@ export function createLedger(parts: {
   signer: () => Signer;
   journal: Journal;
   store: Store;
-  quota: Quota;
   receiptsDir: string;
   checkpointFile: string;
-  now: () => Date;
 }): Ledger {
-  const { journal, store, quota, receiptsDir } = parts;
+  const { journal, store, receiptsDir } = parts;
   const recent = new Map<string, Record<string, unknown>>();
   // Receipt files are written one at a time by a single background writer: their syscalls would otherwise fill
   // libuv's thread pool ahead of the journal's write and fdatasync, which every answer waits for.
@@ -105,8 +111,8 @@ export function createLedger(parts: {
       publish(record);
       return receipt;
     },
-    async useQuota(quota) {
-      const record: QuotaRecord = { v: 1, kind: 'quota', quota };
+    async attach(attached) {
+      const record: AttachmentRecord = { v: 1, kind: 'attachment', attached };
       latest = later(latest, (await journal.append(record)).cursor);
     },
     async get(id) {
@@ -115,22 +121,21 @@ export function createLedger(parts: {
       const file = (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
       return file ?? (await store.receipt(id));
     },
-    async recover() {
-      // Two things need the journal at start-up: today's quota uses, and whatever the index and the receipt files
-      // may lack (everything after the checkpoint). Replay from the earlier of the two, skipping older segments.
+    async recover(options) {
+      // Two things need the journal at start-up: the attachments since the caller's day, and whatever the index
+      // and the receipt files may lack (everything after the checkpoint). Replay from the earlier of the two.
       const checkpoint = await readCheckpoint(parts.checkpointFile);
-      const today = await journal.cursorBeforeDay(utcDay(parts.now()).replaceAll('-', ''));
-      const since = earlier(checkpoint, today);
+      const day = await journal.cursorBeforeDay(options.attachedSince.replaceAll('-', ''));
+      const since = earlier(checkpoint, day);
       let records = 0;
       let reindexed = 0;
       let last: string | null = null;
       await journal.replay(
         (value, position) => {
           last = position.cursor;
-          const record = value as JournalRecord | QuotaRecord;
-          // Receipts carry the quota use they paid for; lookups journal theirs alone.
-          if (record?.quota)
-            for (const [bucket, id] of record.quota.keys) quota.restore(record.quota.day, bucket, id);
+          const record = value as JournalRecord | AttachmentRecord;
+          const attached = record?.attached ?? record?.quota ?? null;
+          if (attached !== null) options.onAttached(attached);
           if (record?.kind !== 'receipt') return;
           records++;
           if (checkpoint === null || Number(position.cursor) > Number(checkpoint)) {
@@ -176,9 +181,4 @@ async function readCheckpoint(file: string): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-/** Where the ledger keeps its checkpoint under DATA_DIR. */
-export function checkpointPath(dataDir: string): string {
-  return join(dataDir, 'index-checkpoint.json');
 }

@@ -62,6 +62,15 @@ function describe(state: WorldState, path: string, ms: number): string {
     ...state.buyerKeys.map((key) => `  ${key}`),
     'Sellers:',
     ...Object.entries(state.sellers).map(([name, url]) => `  ${name.padEnd(width)}  ${url}`),
+    ...(state.discovery
+      ? [
+          'Discovery lists (npm run crawl -- --source <url>):',
+          `  CDP-shaped        ${state.discovery.cdpUrl}`,
+          `  x402scan-shaped   ${state.discovery.x402scanUrl}`,
+          `  search (bazaar)   ${state.discovery.searchUrl}`,
+          `  broken            ${state.discovery.brokenUrl}`,
+        ]
+      : []),
     '',
     `State file        ${path}`,
     '',

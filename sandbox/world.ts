@@ -1,12 +1,13 @@
 /**
- * The whole sandbox world in one call: the local chain, a second RPC source in front of it, the SDK facilitator
- * and the seller fleet wired to that facilitator. Its state file is what `npm run sandbox` publishes for other
- * processes (the service, the demo, a human with curl).
+ * The whole sandbox world in one call: the local chain, a second RPC source in front of it, the SDK facilitator,
+ * the seller fleet wired to that facilitator and a discovery server listing the fleet. Its state file is what
+ * `npm run sandbox` publishes for other processes (the service, the demo, a human with curl).
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as v from 'valibot';
 import { type Chain, startChain } from './chain.ts';
+import { type DiscoveryServer, startDiscovery } from './discovery.ts';
 import { type Facilitator, startFacilitator } from './facilitator.ts';
 import { type RpcProxy, startRpcProxy } from './rpc-proxy.ts';
 import { type SellerFleet, startSellers } from './sellers/index.ts';
@@ -24,6 +25,15 @@ export const worldStateSchema = v.object({
   serviceWallet: address,
   sellerPayTo: address,
   sellers: v.record(v.string(), v.pipe(v.string(), v.url())),
+  /** The discovery server's lists (issue 7): CDP-shaped, its search, x402scan-shaped, and a broken one. */
+  discovery: v.optional(
+    v.object({
+      cdpUrl: v.pipe(v.string(), v.url()),
+      searchUrl: v.pipe(v.string(), v.url()),
+      x402scanUrl: v.pipe(v.string(), v.url()),
+      brokenUrl: v.pipe(v.string(), v.url()),
+    }),
+  ),
 });
 
 /** What the state file holds: every URL and key a client of the sandbox needs. */
@@ -36,6 +46,7 @@ export type World = {
   rpcProxy: RpcProxy;
   facilitator: Facilitator;
   sellers: SellerFleet;
+  discovery: DiscoveryServer;
   state: WorldState;
   stop(): Promise<void>;
 };
@@ -65,6 +76,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     cleanups.push(() => facilitator.stop());
     const sellers = await startSellers({ facilitator: facilitator.client });
     cleanups.push(() => sellers.close());
+    const discovery = await startDiscovery({ sellers: sellers.urls, payTo: sellers.payTo });
+    cleanups.push(() => discovery.close());
 
     const state: WorldState = {
       rpcUrls: [chain.rpcUrl, rpcProxy.url],
@@ -75,13 +88,19 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       serviceWallet: chain.accounts.service.address,
       sellerPayTo: sellers.payTo,
       sellers: { ...sellers.urls },
+      discovery: {
+        cdpUrl: discovery.cdpUrl,
+        searchUrl: discovery.searchUrl,
+        x402scanUrl: discovery.x402scanUrl,
+        brokenUrl: discovery.brokenUrl,
+      },
     };
     const statePath = options.statePath;
     if (statePath !== undefined) {
       await writeWorldState(statePath, state);
       cleanups.unshift(() => rm(statePath, { force: true }));
     }
-    return { chain, rpcProxy, facilitator, sellers, state, stop: stopAll };
+    return { chain, rpcProxy, facilitator, sellers, discovery, state, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

@@ -11,6 +11,7 @@ import { answerFree, exemptKeyOf, type FreeGrant, hasPayment, takeFree } from '.
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { queryOf } from '../query.ts';
+import { journalQuotaUse } from '../quota-use.ts';
 import { TASK_NAMES } from './tasks.ts';
 
 /** Registers the lookup routes. */
@@ -52,7 +53,7 @@ function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
 async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, grant: FreeGrant) {
   return answerFree(grant, async () => {
     const body = await answer(deps, params);
-    await deps.ledger.useQuota(grant.record);
+    await journalQuotaUse(deps.ledger, grant.record);
     // The answer shows today's count, so no cache may keep it.
     event.res.headers.set('cache-control', 'no-store');
     return body;

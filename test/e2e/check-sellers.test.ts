@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import * as ed from '@noble/ed25519';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataPaths } from '../../api/config.ts';
 import { REASONS } from '../../core/reasons.ts';
+import { dataPaths } from '../../io/data-paths.ts';
 import { publishToInbox } from '../../io/inbox.ts';
 import { ROTATING_WALLETS } from '../../sandbox/sellers/constants.ts';
 import { buildExpectations, type ExpectedPayment } from '../../sandbox/sellers/expectations.ts';
@@ -111,6 +111,17 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
       expect(body.payment_terms_sha256).toMatch(/^[0-9a-f]{64}$/);
       expectPayment(body, variant.payment);
     }
+  });
+
+  it('not-usdc (DAI on Base) reports no USD price, never DAI units read as USDC (issue 7 item 8)', async () => {
+    const body = await answer('not-usdc');
+    expect(body).toMatchObject({ reason_code: 'asset_not_usdc', quoted_price_usd: null });
+    const observations = body.history_observations as Array<{
+      price_usd: number | null;
+      amount_atomic: string;
+    }>;
+    expect(observations[0]).toMatchObject({ price_usd: null });
+    expect(BigInt(observations[0]!.amount_atomic)).toBeGreaterThan(10n ** 15n);
   });
 
   it('free-trial reports the remaining trial calls the seller announced', async () => {

@@ -54,7 +54,11 @@ describe('npm run demo -- --once', () => {
   it('tours the product offline and exits 0', async () => {
     const { code, stdout, stderr } = await runDemo();
     expect(code, stderr).toBe(0);
-    expect(stdout).toMatch(/\[1\/7\] Sandbox world up/);
+    expect(stdout).toMatch(/\[1\/8\] Sandbox world up/);
+    expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 31 endpoints/);
+    expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
+    expect(stdout).toMatch(/5 saves/);
+    expect(stdout).toMatch(/skip listing\s+http:\/\/127\.0\.0\.1:\d+\/v1\/skips\.json\?page=1/);
     expect(stdout).toMatch(/loopback passes the SSRF gate for this demo only/);
     expect(stdout).toMatch(/Imported 3 listings/);
     expect(stdout).toMatch(/sdk-ok\s+pay\s+price_below_listing/);

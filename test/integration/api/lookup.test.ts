@@ -16,6 +16,7 @@ import { createProbeCache } from '../../../core/probe-cache.ts';
 import { createQuota } from '../../../core/quota.ts';
 import { createReputationLookup } from '../../../core/reputation.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
+import { runPaths } from '../../../io/crawl-runs.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
 import type { Store } from '../../../io/store.ts';
 import { fromPeer } from '../../helpers/service.ts';
@@ -72,7 +73,7 @@ function setup(options: { store?: Store } = {}) {
       recover: unused,
       settle: unused,
       checkpoint: unused,
-      useQuota: async () => {},
+      attach: async () => {},
     },
     now: () => NOW,
     random: (n) => new Uint8Array(n),
@@ -88,6 +89,7 @@ function setup(options: { store?: Store } = {}) {
     jwks: async () => ({ keys: [] }),
     reputation: async () => null,
     chain: null,
+    runs: { crawl: runPaths('/nonexistent', 'crawl'), bazaar: runPaths('/nonexistent', 'bazaar') },
   };
   const app = createApp(deps);
   const get = (path: string, headers: Record<string, string> = {}) =>

@@ -233,6 +233,15 @@ describe('observationOf', () => {
     });
   });
 
+  it("has a null price when the asset is not the network's USDC (a DAI seller is not 10^10 USD)", () => {
+    const dai = {
+      ...accept,
+      asset: '0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb',
+      amount: '1000000000000000000',
+    };
+    expect(observationOf(response, { ...decision, option: dai }).price_usd).toBeNull();
+  });
+
   it('has a null price where the network has no known USDC', () => {
     const other = { ...accept, network: 'eip155:999999' };
     expect(observationOf(response, { ...decision, option: other }).price_usd).toBeNull();

@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import type { Accept } from '../../../core/model.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
-import { buildPayment, paymentTermsSha256 } from '../../../core/payment.ts';
+import { buildPayment, optionPriceUsd, paymentTermsSha256 } from '../../../core/payment.ts';
 
 const WALLET = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const probedAt = new Date('2026-03-01T12:00:00.000Z');
@@ -60,6 +60,23 @@ describe('buildPayment', () => {
     expect(payment.amount_usd).toBeNull();
     expect(payment.asset_is_usdc).toBeNull();
     expect(buildPayment(accept({ asset: WALLET }), probedAt).asset_is_usdc).toBe(false);
+  });
+});
+
+describe('optionPriceUsd', () => {
+  const DAI = '0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb';
+  it('converts atomic USDC to USD', () => {
+    expect(optionPriceUsd(accept({ amount: '25000' }))).toBe(0.025);
+  });
+  it('is null for an asset that is not the canonical USDC of its network (never 10^12 times too much)', () => {
+    expect(optionPriceUsd(accept({ asset: DAI, amount: '1000000000000000000' }))).toBeNull();
+    expect(
+      buildPayment(accept({ asset: DAI, amount: '1000000000000000000' }), probedAt).amount.usd,
+    ).toBeNull();
+  });
+  it('is null for an unknown network or an amount that is not atomic', () => {
+    expect(optionPriceUsd(accept({ network: 'eip155:999999' }))).toBeNull();
+    expect(optionPriceUsd(accept({ amount: '0.01' }))).toBeNull();
   });
 });
 

@@ -1,0 +1,51 @@
+/**
+ * The public listings as JSON (spec §4; docs/data-files.md), served from the published crawl and bazaar runs until
+ * the site serves them: `/v1/skips.json?page=N`, `/saves.json`, `/bazaar.json`, and `/rules.json` from the same
+ * constants the checks use.
+ */
+import type { H3 } from 'h3';
+import { rulesDocument } from '../../core/rules.ts';
+import { type PublishedFile, type RunPaths, readPublishedFile } from '../../io/crawl-runs.ts';
+import { apiError } from '../errors.ts';
+
+/** Where the published runs are. */
+export type ListingsDeps = { runs: { crawl: RunPaths; bazaar: RunPaths } };
+
+const CACHE = 'public, max-age=300';
+
+/** Registers the listing routes. */
+export function listingRoutes(app: H3, deps: ListingsDeps): void {
+  app.get('/v1/skips.json', async (event) => {
+    const raw = new URL(event.req.url).searchParams.get('page') ?? '1';
+    if (!/^[1-9][0-9]{0,6}$/.test(raw)) throw apiError(400, 'bad_page', 'page is a whole number from 1.');
+    const file = await readPublishedFile(deps.runs.crawl, `skips/${raw}.json`);
+    return served(file, 'page_not_found', `There is no page ${raw} of the skip listing.`);
+  });
+  app.get('/saves.json', async () =>
+    served(await readPublishedFile(deps.runs.crawl, 'saves.json'), 'no_published_run', noCrawl),
+  );
+  app.get('/bazaar.json', async () =>
+    served(
+      await readPublishedFile(deps.runs.bazaar, 'bazaar.json'),
+      'no_bazaar_check',
+      'No bazaar check has been published yet (npm run bazaar-check).',
+    ),
+  );
+  app.get('/rules.json', (event) => {
+    event.res.headers.set('cache-control', CACHE);
+    return rulesDocument();
+  });
+}
+
+const noCrawl = 'No crawl has been published yet (npm run crawl).';
+
+function served(file: PublishedFile, missingCode: string, missingMessage: string): Response {
+  if (file.kind === 'no_run') {
+    const bazaar = missingCode === 'no_bazaar_check';
+    throw apiError(404, bazaar ? 'no_bazaar_check' : 'no_published_run', bazaar ? missingMessage : noCrawl);
+  }
+  if (file.kind === 'no_file') throw apiError(404, missingCode, missingMessage);
+  return new Response(file.text, {
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': CACHE },
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * Crawl of a simulated fleet (issue 7 targets): 10,000 endpoints on 500 loopback hosts (one port each), each host
+ * answering an honest 402 after its own latency. Measures the wall time of the probing against the per-host lower
+ * bound (the slowest host's ⌈requests/3⌉ × latency), the whole run (sources, probing, files, publication), the
+ * peak RSS, and the most requests any host saw in flight. The real prober, SSRF gate (loopback allowed as
+ * PROBE_ALLOW_CIDRS does), signing, journal and publication; the fleet runs in this process too.
+ * Knobs: BENCH_CRAWL_ENDPOINTS (10000), BENCH_CRAWL_HOSTS (500).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseCidrList } from '../core/ssrf.ts';
+import { runCrawl } from '../crawl/run.ts';
+import { readSource } from '../crawl/sources/read-source.ts';
+import { runPaths } from '../io/crawl-runs.ts';
+import { loadSigningKeys } from '../io/keys.ts';
+import { createProber } from '../io/prober.ts';
+import { BASE, BASE_USDC, FLEET_WALLET } from '../sandbox/sellers/constants.ts';
+import { base64Json, v2Accept, v2Required } from '../sandbox/sellers/wire.ts';
+import { intEnv, type Result } from './_lib/result.ts';
+
+/** Runs the bench. */
+export async function run(): Promise<Result> {
+  const endpoints = intEnv('BENCH_CRAWL_ENDPOINTS', 10_000);
+  const hostCount = intEnv('BENCH_CRAWL_HOSTS', 500);
+  const dir = await mkdtemp(join(tmpdir(), 'sc-bench-crawl-'));
+  const servers: Server[] = [];
+  let maxInFlight = 0;
+  try {
+    const hosts: Array<{ origin: string; latencyMs: number; n: number }> = [];
+    for (let h = 0; h < hostCount; h++) {
+      // Latencies spread over 200–1000 ms, deterministic per host.
+      const latencyMs = 200 + ((h * 7919) % 801);
+      let inFlight = 0;
+      const server = createServer((req, res) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        setTimeout(() => {
+          inFlight--;
+          const required = v2Required(`http://x${req.url}`, [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
+          res.writeHead(402, {
+            'content-type': 'application/json',
+            'payment-required': base64Json(required),
+          });
+          res.end('{}');
+        }, latencyMs);
+      });
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      servers.push(server);
+      hosts.push({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, latencyMs, n: 0 });
+    }
+    const listings = Array.from({ length: endpoints }, (_, i) => {
+      const host = hosts[i % hostCount]!;
+      host.n++;
+      return { url: `${host.origin}/item/${i}`, source: 'bench', price_usd: 0.01, pay_to: FLEET_WALLET };
+    });
+    const file = join(dir, 'listings.json');
+    await writeFile(file, JSON.stringify(listings));
+    const bound = Math.max(...hosts.map((h) => Math.ceil(h.n / 3) * h.latencyMs));
+
+    const allow = parseCidrList('127.0.0.0/8');
+    const { signer } = await loadSigningKeys({ dir: join(dir, 'keys') });
+    let peakRss = process.memoryUsage().rss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    }, 50);
+    let probingStarted = 0;
+    let probingMs = 0;
+    const t0 = performance.now();
+    const result = await runCrawl(
+      {
+        prober: createProber({ allow, timeoutMs: 5000 }),
+        signer,
+        now: () => new Date(),
+        random: (n) => new Uint8Array(randomBytes(n)),
+        baseUrl: 'http://127.0.0.1:8402',
+        paths: runPaths(join(dir, 'data'), 'crawl'),
+        readSources: () =>
+          Promise.all([
+            readSource(async () => ({ ok: false, note: 'unused' }), {
+              name: 'bench',
+              kind: 'file',
+              location: file,
+            }),
+          ]),
+        monotonic: () => performance.now(),
+        progressOut: {
+          write: (text: string) => {
+            // The first progress line marks the end of planning; the last one the end of probing.
+            if (probingStarted === 0) probingStarted = performance.now();
+            if (/100%/.test(text)) probingMs = performance.now() - probingStarted;
+            return true;
+          },
+        },
+        log: (line) => {
+          if (line.startsWith('run ')) probingStarted = performance.now();
+        },
+      },
+      { resume: false, concurrency: null, limit: null },
+    );
+    const totalMs = performance.now() - t0;
+    clearInterval(sampler);
+    const ratio = probingMs / bound;
+    console.log(
+      `crawl: ${result.total} endpoints on ${hostCount} hosts; probing ${(probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(totalMs / 1000).toFixed(2)} s; peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; most in flight at one host ${maxInFlight}`,
+    );
+    return {
+      bench: 'crawl',
+      figures: [
+        {
+          name: 'probing wall time / per-host lower bound',
+          value: Number(ratio.toFixed(3)),
+          unit: 'x',
+          target: { max: 1.1 },
+        },
+        { name: 'probing wall time', value: Math.round(probingMs), unit: 'ms' },
+        { name: 'per-host lower bound', value: bound, unit: 'ms' },
+        { name: 'whole run (sources, probing, files, publication)', value: Math.round(totalMs), unit: 'ms' },
+        {
+          name: 'peak RSS (crawl and simulated fleet in one process)',
+          value: Math.round(peakRss / 2 ** 20),
+          unit: 'MiB',
+          target: { max: 400 },
+        },
+        {
+          name: 'most requests in flight at one host',
+          value: maxInFlight,
+          unit: 'requests',
+          target: { max: 3 },
+        },
+      ],
+      notes: [
+        `${endpoints} endpoints on ${hostCount} hosts, host latency 200-1000 ms; default concurrency (3 per host, at most 2048)`,
+      ],
+    };
+  } finally {
+    for (const server of servers) {
+      server.closeAllConnections();
+      server.close();
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+}

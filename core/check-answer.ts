@@ -1,0 +1,177 @@
+/**
+ * The shared check engine, pure part (issue 7 item 1): from one probe, the expectations and what came before, the
+ * decision, the answer shapes of spec §2.1 (paid, exempt) and §2.4 (free, dry run) and the unsigned receipt. The
+ * live check (`api/`) and the crawl (`crawl/`) both assemble checks here, so a crawl receipt is a check receipt.
+ * Everything with a side effect (probing, the clock, ids, signing, storage) happens in the callers.
+ */
+
+import { decodeChallenge } from './challenge.ts';
+import { confidence } from './confidence.ts';
+import { HISTORY_LIMIT, observationOf, payToChanged, summarizeHistory } from './history.ts';
+import type {
+  ChallengeResult,
+  CheckRequest,
+  Decision,
+  Listing,
+  Observation,
+  ProbeOutcome,
+  Quality,
+} from './model.ts';
+import { buildPayment, optionPriceUsd, paymentTermsSha256 } from './payment.ts';
+import { assessQuality } from './quality.ts';
+import { reasonText } from './reasons.ts';
+import { badgeSnippets } from './receipt.ts';
+import { decide } from './verdict.ts';
+
+/** Everything one check is assembled from. */
+export type CheckInput = {
+  outcome: ProbeOutcome;
+  /** The probe was reused from the 5-minute cache (spec §2.3 `cached`). */
+  cached: boolean;
+  cacheTtlS: number;
+  request: CheckRequest;
+  mode: 'live' | 'dry-run';
+  /** `self-checked` only for the service's own self-test client (design.md). */
+  checkType: 'dry-run' | 'self-checked';
+  listing: Listing | null;
+  /** Earlier observations of the endpoint, newest first; null when the store is unavailable (spec §2.1: then
+   *  `history` and `history_observations` are null). */
+  previous: Observation[] | null;
+  now: Date;
+  /** The receipt id, already drawn (`core/receipt.ts` `newReceiptId`). */
+  id: string;
+  /** Public origin for the receipt URL and badge snippet, without a trailing slash. */
+  baseUrl: string;
+  /** Receipt members that say who or what asked (task, client, ref; or the crawl's run and listing). */
+  context: Record<string, unknown>;
+};
+
+/** An assembled check, before it is signed. */
+export type CheckAssembly = {
+  decision: Decision;
+  /** This probe's observation; null when the probe was reused (it was recorded when it was made). */
+  observation: Observation | null;
+  /** The paid-tier answer of spec §2.1, without `access`. */
+  full: Record<string, unknown>;
+  /** The free-tier answer of spec §2.4, without `access`. */
+  free: Record<string, unknown>;
+  /** The receipt without `access`, `kid` and `signature`. */
+  unsigned: Record<string, unknown> & { id: string; issued_at: string };
+};
+
+/** Receipt URL of an id: one template for the answer, the receipt and the listings. */
+export function receiptUrlOf(baseUrl: string, id: string): string {
+  return `${baseUrl}/v1/receipts/${id}`;
+}
+
+/**
+ * What a probe says, decoded once: a reused probe is the same object, and its challenge and quality depend on
+ * nothing else, so every check that reuses it shares one decode.
+ */
+const decoded = new WeakMap<ProbeOutcome, { challenge: ChallengeResult | null; quality: Quality }>();
+
+/** The decoded challenge and quality of a probe (memoized per outcome object). */
+export function readOutcome(outcome: ProbeOutcome): { challenge: ChallengeResult | null; quality: Quality } {
+  let read = decoded.get(outcome);
+  if (!read) {
+    const challenge = outcome.kind === 'response' ? decodeChallenge(outcome.response) : null;
+    read = { challenge, quality: assessQuality(outcome, challenge) };
+    decoded.set(outcome, read);
+  }
+  return read;
+}
+
+/**
+ * Assembles one check: decision, answers and unsigned receipt. A dry run is never an approval: no payment object
+ * and no terms hash (spec §2.4).
+ * @example const { full, free, unsigned } = assembleCheck({ outcome, cached: false, … })
+ */
+export function assembleCheck(input: CheckInput): CheckAssembly {
+  const { outcome, request, now } = input;
+  const { challenge, quality } = readOutcome(outcome);
+  const decision = decide({ outcome, challenge, request, listing: input.listing, now });
+  const observation = observationOf(outcome, decision);
+  // A reused probe was recorded when it was made; compare against what came before it.
+  const known = input.previous !== null;
+  const before = (input.previous ?? []).filter((item) => item.observed_at !== outcome.probedAt);
+  const observations = [observation, ...before].slice(0, HISTORY_LIMIT);
+  const dryRun = input.mode === 'dry-run';
+  const option = decision.option;
+  const pay = decision.verdict === 'pay' && option !== null && !dryRun;
+  const termsHash = pay
+    ? paymentTermsSha256({
+        network: option.network,
+        asset: option.asset,
+        amountAtomic: option.amount,
+        payTo: option.payTo,
+      })
+    : null;
+  const receiptUrl = receiptUrlOf(input.baseUrl, input.id);
+  const checkType = dryRun ? 'dry-run' : input.checkType;
+  const facts = {
+    verdict: decision.verdict,
+    reason: decision.reason,
+    ...(decision.reason === 'free_trial_active' ? { free_trial_remaining: decision.freeTrialRemaining } : {}),
+    quoted_price_usd: option === null ? null : optionPriceUsd(option),
+    claimed_price_usd: request.claimedPrice === null ? null : Number(request.claimedPrice),
+    pay_to: option?.payTo ?? null,
+    network: option?.network ?? null,
+    asset: option?.asset ?? null,
+    expected_pay_to: decision.expectedPayTo,
+    expected_network: decision.expectedNetwork,
+    expected_source: decision.expectedSource,
+    payment: pay ? buildPayment(option, new Date(outcome.probedAt)) : null,
+    probe: {
+      probed_at: outcome.probedAt,
+      cached: input.cached,
+      cache_ttl_s: input.cacheTtlS,
+      ...(outcome.kind === 'response' && outcome.response.methodUsed !== request.method
+        ? { method_used: outcome.response.methodUsed }
+        : {}),
+    },
+    check_type: checkType,
+    payment_terms_sha256: termsHash,
+    receipt_id: input.id,
+    receipt_url: receiptUrl,
+    pay_to_changed: known ? payToChanged(before, observation) : null,
+    reason_code: decision.reason,
+    confidence: confidence({
+      fresh: !input.cached,
+      lenient: challenge?.ok === true && challenge.value.lenient,
+      expectedSource: decision.expectedSource,
+      expectedPayTo: decision.expectedPayTo,
+    }),
+    history: known ? summarizeHistory(observations, now) : null,
+    quality,
+    ...(decision.expiry ? { expiry_check: decision.expiry } : {}),
+  };
+  const host = new URL(request.url).host;
+  const unsigned = {
+    id: input.id,
+    type: 'check',
+    issued_at: now.toISOString(),
+    url: request.url,
+    method: request.method,
+    mode: input.mode,
+    ...input.context,
+    ...facts,
+    http_status: outcome.kind === 'response' ? outcome.response.status : null,
+    badge: badgeSnippets({ baseUrl: input.baseUrl, host, receiptUrl, verdict: decision.verdict }),
+  };
+  return {
+    decision,
+    observation: input.cached ? null : observation,
+    full: { ...facts, history_observations: known ? observations : null },
+    free: {
+      verdict: decision.verdict,
+      reason: reasonText(decision.reason),
+      payment_terms_sha256: termsHash,
+      receipt_id: input.id,
+      receipt_url: receiptUrl,
+      pay_to_changed: facts.pay_to_changed,
+      reason_code: decision.reason,
+      check_type: checkType,
+    },
+    unsigned,
+  };
+}

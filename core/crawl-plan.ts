@@ -1,0 +1,78 @@
+/**
+ * What a crawl will probe (spec §2.10): the listings of every source, deduplicated by the `dedupe` rule (one
+ * endpoint per normalized URL), each endpoint with the listing it is held to, the other sources that list it, and
+ * the `lists` / `listed_in` counts.
+ */
+import type { HttpMethod, Listing } from './model.ts';
+import type { ListingExample, SourceListing } from './source-listing.ts';
+
+/** One endpoint to probe. */
+export type PlannedEndpoint = {
+  /** The normalized URL: the endpoint's identity across sources and runs. */
+  urlNorm: string;
+  /** The URL as the chosen listing wrote it: what is probed. */
+  url: string;
+  /** URL host with a non-default port: the unit of the per-host limit. */
+  host: string;
+  method: HttpMethod;
+  /** The expectation: price, wallet and network of the chosen listing. */
+  listing: Listing;
+  sourceList: string;
+  /** The other sources listing the endpoint, sorted. */
+  alsoListedIn: string[];
+  /** The first example parameters any of its listings gives. */
+  example: ListingExample | null;
+};
+
+export type CrawlPlan = {
+  endpoints: PlannedEndpoint[];
+  /** Per source: endpoints whose `source_list` is that source. */
+  lists: Record<string, number>;
+  /** Per source: endpoints listed in that source at all. */
+  listedIn: Record<string, number>;
+};
+
+/**
+ * Deduplicates listings into endpoints, in the order their URLs first appear. The chosen listing is the one of the
+ * first source by name (a stable choice, the same as the live check's `pickListing`); `limit` keeps the first
+ * endpoints only.
+ * @example planCrawl([cdpListing, payaiListing], null).endpoints[0].alsoListedIn // ['payai']
+ */
+export function planCrawl(listings: readonly SourceListing[], limit: number | null): CrawlPlan {
+  const groups = new Map<string, SourceListing[]>();
+  for (const listing of listings) {
+    const group = groups.get(listing.urlNorm);
+    if (group === undefined) groups.set(listing.urlNorm, [listing]);
+    else group.push(listing);
+  }
+  const endpoints: PlannedEndpoint[] = [];
+  for (const [urlNorm, group] of groups) {
+    if (limit !== null && endpoints.length >= limit) break;
+    const chosen = [...group].sort((a, b) => compare(a.source, b.source))[0] as SourceListing;
+    const sources = [...new Set(group.map((l) => l.source))].sort(compare);
+    const { example: _example, urlNorm: _norm, ...listing } = chosen;
+    endpoints.push({
+      urlNorm,
+      url: chosen.url,
+      host: new URL(urlNorm).host,
+      method: chosen.method,
+      listing,
+      sourceList: chosen.source,
+      alsoListedIn: sources.filter((s) => s !== chosen.source),
+      example: chosen.example ?? group.find((l) => l.example !== null)?.example ?? null,
+    });
+  }
+  const lists: Record<string, number> = {};
+  const listedIn: Record<string, number> = {};
+  for (const endpoint of endpoints) {
+    lists[endpoint.sourceList] = (lists[endpoint.sourceList] ?? 0) + 1;
+    for (const source of [endpoint.sourceList, ...endpoint.alsoListedIn])
+      listedIn[source] = (listedIn[source] ?? 0) + 1;
+  }
+  return { endpoints, lists, listedIn };
+}
+
+/** Code-unit order, so the choice never depends on the locale. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

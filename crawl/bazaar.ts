@@ -1,0 +1,95 @@
+/**
+ * The daily bazaar check (issue 7 item 6): the top N results of a discovery search, each checked like the crawl
+ * (same prober, per-host limits, verdict rules and signed receipts), published as a `bazaar` run with
+ * `bazaar.json`. Small and quick, so it is not resumable: a stopped check is simply run again.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildBazaar } from '../core/bazaar.ts';
+import { planCrawl } from '../core/crawl-plan.ts';
+import { parseSearchPage } from '../core/listing-pages.ts';
+import { itemsNote, type SourceReport } from '../core/source-listing.ts';
+import { newRunId, publishRun, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
+import { writeFileDurably } from '../io/durable-file.ts';
+import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
+import { PER_HOST } from './run.ts';
+import { runPerHost } from './scheduler.ts';
+import type { FetchJson } from './sources/fetch-json.ts';
+
+/** The public CDP discovery search (x402-notes §6.2). */
+export const DEFAULT_SEARCH = 'https://api.cdp.coinbase.com/platform/v2/x402/discovery/search';
+
+export type BazaarDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {
+  paths: RunPaths;
+  fetchJson: FetchJson;
+  monotonic: () => number;
+};
+
+export type BazaarOptions = { source: string; query: string; top: number };
+
+/** Runs the check and publishes it; a failing search is published too, with its note and no results. */
+export async function runBazaarCheck(
+  deps: BazaarDeps,
+  options: BazaarOptions,
+): Promise<{ pointer: RunPointer; checked: number; report: SourceReport }> {
+  const runId = newRunId(deps.now(), deps.random);
+  const url = new URL(options.source);
+  url.searchParams.set('query', options.query);
+  url.searchParams.set('limit', String(options.top));
+  url.searchParams.set('type', 'http');
+  const fetched = await deps.fetchJson(url.href);
+  const page = fetched.ok ? parseSearchPage(fetched.value, 'bazaar') : null;
+  const listings = page?.ok ? page.listings : [];
+  const report: SourceReport =
+    page?.ok === true
+      ? {
+          ok: true,
+          items: listings.length,
+          note: itemsNote(listings.length, page.refused, page.firstRefusal),
+          skipped: false,
+        }
+      : {
+          ok: false,
+          items: 0,
+          note: fetched.ok ? (page as { message: string }).message : fetched.note,
+          skipped: false,
+        };
+  const plan = planCrawl(listings, options.top);
+
+  const records = new Map<string, EndpointRecord>();
+  const endpointDeps: EndpointDeps = { ...deps, runId, origin: 'bazaar' };
+  await runPerHost(
+    plan.endpoints.map((endpoint) => ({ host: endpoint.host, item: endpoint })),
+    async (endpoint) => {
+      records.set(endpoint.urlNorm, await probeEndpoint(endpointDeps, endpoint));
+    },
+    { perHost: PER_HOST, concurrency: 32, now: deps.monotonic },
+  );
+  const ordered = plan.endpoints.flatMap((e) => records.get(e.urlNorm) ?? []);
+  const checkedAt = deps.now();
+  const dir = join(deps.paths.work, runId);
+  await mkdir(join(dir, 'receipts'), { recursive: true });
+  for (const record of ordered)
+    await writeFile(
+      join(dir, 'receipts', `${record.receipt.id}.json`),
+      `${JSON.stringify(record.receipt, null, 2)}\n`,
+    );
+  await writeFile(join(dir, 'receipts.ndjson'), ordered.map((r) => `${JSON.stringify(r.facts)}\n`).join(''));
+  const bazaar = buildBazaar({
+    runId,
+    checkedAt,
+    source: { url: options.source, query: options.query, top: options.top, report },
+    facts: ordered.map((r) => r.facts),
+  });
+  await writeFileDurably(join(dir, 'bazaar.json'), `${JSON.stringify(bazaar, null, 2)}\n`);
+  const run = {
+    schema: 1,
+    run_id: runId,
+    kind: 'bazaar',
+    options,
+    sources: { bazaar: report },
+    total_receipts: ordered.length,
+  };
+  await writeFileDurably(join(dir, 'run.json'), `${JSON.stringify(run, null, 2)}\n`);
+  return { pointer: await publishRun(deps.paths, runId, checkedAt), checked: ordered.length, report };
+}

@@ -1,0 +1,54 @@
+/**
+ * What the crawl's command-line entry points share: the environment (`io/environment.ts`), the SSRF-gated probers
+ * (loopback only through `PROBE_ALLOW_CIDRS`), the service's signing key under `DATA_DIR`, the clocks.
+ */
+import { randomBytes } from 'node:crypto';
+import * as v from 'valibot';
+import { parseCidrList } from '../core/ssrf.ts';
+import { dataPaths } from '../io/data-paths.ts';
+import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
+import { loadSigningKeys } from '../io/keys.ts';
+import { createProber } from '../io/prober.ts';
+import type { EndpointDeps } from './probe-endpoint.ts';
+import { fetchJsonVia, SOURCE_MAX_BYTES, SOURCE_TIMEOUT_MS } from './sources/fetch-json.ts';
+
+/** Spec §2.10, §8: the crawl's probe budget. */
+export const CRAWL_TIMEOUT_MS = 5000;
+
+/** Reads the environment and builds the shared parts; throws a `TypeError` naming a bad variable. */
+export async function cliDeps(env: Record<string, string | undefined>) {
+  const config: SharedConfig = sharedConfigOf(readEnv(v.object(SHARED_ENV), env));
+  const allow = parseCidrList(config.probeAllowCidrs);
+  const { signer } = await loadSigningKeys({
+    dir: dataPaths(config.dataDir).keys,
+    ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
+  });
+  const endpoint: Omit<EndpointDeps, 'runId' | 'origin'> = {
+    prober: createProber({ allow, timeoutMs: CRAWL_TIMEOUT_MS }),
+    signer,
+    now: () => new Date(),
+    random: (n) => new Uint8Array(randomBytes(n)),
+    baseUrl: config.baseUrl,
+  };
+  return {
+    config,
+    endpoint,
+    fetchJson: fetchJsonVia(
+      createProber({ allow, maxBodyBytes: SOURCE_MAX_BYTES, timeoutMs: SOURCE_TIMEOUT_MS }),
+    ),
+    monotonic: () => performance.now(),
+  };
+}
+
+/** A positive integer option, or a usage error. */
+export function positiveInt(value: string | undefined, name: string): number | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`--${name} takes a whole number above 0`);
+  return n;
+}
+
+/** A command-line mistake: printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  override name = 'Crawl.UsageError';
+}

@@ -1,0 +1,174 @@
+/**
+ * Finishing a run: the data files of docs/data-files.md written into the work folder, then the folder published
+ * (`io/crawl-runs.ts`). Run again after a crash, it rewrites the same files from the same journal.
+ *
+ * Receipt files and pages are written without fsync: SIGKILL cannot lose what the kernel already has, the rename
+ * that publishes comes after them, and the journal they are rebuilt from is fsynced.
+ */
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CrawlFacts } from '../core/crawl-facts.ts';
+import type { CrawlPlan } from '../core/crawl-plan.ts';
+import { type RunSummary, summarizeRun } from '../core/crawl-summary.ts';
+import type { Listing } from '../core/model.ts';
+import { rulesDocument } from '../core/rules.ts';
+import { buildSaves, type SaveEntry } from '../core/saves.ts';
+import { buildSkipPages, MISMATCH_REASONS } from '../core/skip-listing.ts';
+import type { SourceReport } from '../core/source-listing.ts';
+import {
+  publishRun,
+  type RunPaths,
+  type RunPointer,
+  readPointer,
+  readRunIndex,
+  readRunJson,
+} from '../io/crawl-runs.ts';
+import { writeFileDurably } from '../io/durable-file.ts';
+import { readReceiptFile } from '../io/receipt-files.ts';
+
+/** What a finished run is published from. */
+export type FinishedRun = {
+  paths: RunPaths;
+  runId: string;
+  startedAt: string;
+  finishedAt: Date;
+  durationS: number;
+  baseUrl: string;
+  plan: Pick<CrawlPlan, 'lists' | 'listedIn' | 'endpoints'>;
+  sources: Record<string, SourceReport>;
+  /** The facts of every recorded probe; their receipt files are already in the work folder's `receipts/`. */
+  facts: readonly CrawlFacts[];
+  interrupted: number;
+  /** Members of `run.json` (kind, options, resumed…). */
+  run: Record<string, unknown>;
+};
+
+/** Writes every data file of the run and publishes it. */
+export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
+  const dir = join(run.paths.work, run.runId);
+  const previous = await previousRun(run.paths);
+  const facts = run.facts;
+  await removeTempFiles(join(dir, 'receipts'));
+  // Only the saves show receipts: read those few back from their files.
+  const receipts = new Map<string, Record<string, unknown>>();
+  for (const f of facts) {
+    if (!MISMATCH_REASONS.has(f.reason)) continue;
+    const receipt = await readReceiptFile(join(dir, 'receipts'), f.id);
+    if (receipt !== null) receipts.set(f.id, receipt as Record<string, unknown>);
+  }
+  const saves = buildSaves({
+    now: run.finishedAt,
+    runId: run.runId,
+    facts,
+    receipts,
+    earlier: previous?.saves ?? [],
+  });
+  const summary = summarizeRun({
+    runId: run.runId,
+    startedAt: run.startedAt,
+    crawledAt: run.finishedAt.toISOString(),
+    durationS: run.durationS,
+    facts,
+    previous: previous === null ? null : { runId: previous.runId, urls: previous.urls },
+    sources: run.sources,
+    lists: run.plan.lists,
+    listedIn: run.plan.listedIn,
+    saves: saves.saves.filter((s) => s.run_id === run.runId).length,
+    interrupted: run.interrupted,
+  });
+  const last = previous?.stats.at(-1) ?? null;
+  const pages = buildSkipPages(
+    facts,
+    summary,
+    run.baseUrl,
+    last === null
+      ? null
+      : { run_id: last.run_id, crawled_at: last.crawled_at, endpoints_covered: last.endpoints_covered },
+  );
+
+  await writeAll(
+    join(dir, 'skips'),
+    pages.map((page) => [`${page.page}.json`, pretty(page)]),
+  );
+  const files: Array<[string, string]> = [
+    ['receipts.ndjson', facts.map((f) => `${JSON.stringify(f)}\n`).join('')],
+    ['listings.json', pretty(run.plan.endpoints.map((e) => listingRecord(e.listing)))],
+    ['summary.json', pretty(summary)],
+    ['stats.json', pretty({ schema: 1, runs: [...(previous?.stats ?? []), summary] })],
+    ['saves.json', pretty(saves)],
+    ['rules.json', pretty(rulesDocument())],
+  ];
+  await writeAll(dir, files);
+  const runFile = {
+    schema: 1,
+    run_id: run.runId,
+    ...run.run,
+    started_at: run.startedAt,
+    finished_at: summary.crawled_at,
+    base_url: run.baseUrl,
+    sources: run.sources,
+    total_receipts: summary.total_receipts,
+    interrupted: run.interrupted,
+  };
+  await writeFileDurably(join(dir, 'run.json'), pretty(runFile));
+  return publishRun(run.paths, run.runId, run.finishedAt);
+}
+
+type Previous = { runId: string; urls: Set<string>; stats: RunSummary[]; saves: SaveEntry[] };
+
+/** The published run before this one: its statistics, saves and the URLs it probed. */
+async function previousRun(paths: RunPaths): Promise<Previous | null> {
+  const pointer = await readPointer(paths);
+  if (pointer === null) return null;
+  const stats = (await readRunJson(paths, pointer.run_id, 'stats.json')) as { runs?: unknown } | null;
+  const saves = (await readRunJson(paths, pointer.run_id, 'saves.json')) as { saves?: unknown } | null;
+  const urls = new Set<string>();
+  for (const line of await readRunIndex(paths, pointer.run_id)) {
+    const url = (line as { url_norm?: unknown } | null)?.url_norm;
+    if (typeof url === 'string') urls.add(url);
+  }
+  return {
+    runId: pointer.run_id,
+    urls,
+    stats: Array.isArray(stats?.runs) ? (stats.runs as RunSummary[]) : [],
+    saves: Array.isArray(saves?.saves) ? (saves.saves as SaveEntry[]) : [],
+  };
+}
+
+/** A listing in the `npm run listings:import` format. */
+function listingRecord(l: Listing) {
+  return {
+    url: l.url,
+    method: l.method,
+    price_usd: l.priceUsd,
+    network: l.network,
+    asset: l.asset,
+    pay_to: l.payTo,
+    source: l.source,
+  };
+}
+
+function pretty(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Writes files into `dir`, 64 at a time. */
+async function writeAll(dir: string, files: ReadonlyArray<readonly [string, string]>): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (let i = 0; i < files.length; i += 64) {
+    await Promise.all(files.slice(i, i + 64).map(([name, text]) => writeFile(join(dir, name), text, 'utf8')));
+  }
+}
+
+/** Temp files a kill left behind while a receipt file was being written: never published. */
+async function removeTempFiles(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.filter((name) => name.endsWith('.tmp')).map((name) => rm(join(dir, name), { force: true })),
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * `npm run crawl`: reads the listing sources, probes every endpoint once (unpaid, SSRF-gated, at most 3 in flight
+ * per host), signs a receipt for each and publishes the run under `DATA_DIR/crawl/` (docs/data-files.md). A
+ * running server takes the new run in without a restart.
+ *
+ *   npm run crawl -- [--source <url or file>]… [--resume] [--concurrency N] [--limit N]
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runPaths } from '../io/crawl-runs.ts';
+import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
+import { NothingToResumeError, runCrawl } from './run.ts';
+import { parseSourceConfig, readSource, type SourceSpec, sourceSpecOf } from './sources/read-source.ts';
+
+const USAGE = `usage: npm run crawl -- [options]
+  --source <url or file>  a listing source (repeatable; replaces data/sources.json): a discovery list,
+                          an x402scan-style list, an origin (its /.well-known/x402) or a listings file;
+                          prefix discovery: x402scan: well-known: or file: to name the kind
+  --resume                finish the newest unfinished run (no URL is probed twice)
+  --concurrency N         requests in flight overall (default: 3 per host, at most 2048)
+  --limit N               probe only the first N endpoints
+environment: DATA_DIR, BASE_URL, PROBE_ALLOW_CIDRS, SIGNING_KEY_FILE (see README)`;
+
+try {
+  const { values } = parseArgs({
+    options: {
+      source: { type: 'string', multiple: true },
+      resume: { type: 'boolean', default: false },
+      concurrency: { type: 'string' },
+      limit: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const options = {
+    resume: values.resume === true,
+    concurrency: positiveInt(values.concurrency, 'concurrency'),
+    limit: positiveInt(values.limit, 'limit'),
+  };
+  const taken = new Set<string>();
+  const specs: SourceSpec[] =
+    values.source && values.source.length > 0
+      ? values.source.map((s) => sourceSpecOf(s, taken))
+      : parseSourceConfig(
+          JSON.parse(await readFile(join(import.meta.dirname, '../data/sources.json'), 'utf8')),
+        );
+  const deps = await cliDeps(process.env);
+  const paths = runPaths(deps.config.dataDir, 'crawl');
+  const result = await runCrawl(
+    {
+      ...deps.endpoint,
+      paths,
+      readSources: () => Promise.all(specs.map((spec) => readSource(deps.fetchJson, spec))),
+      monotonic: deps.monotonic,
+      progressOut: process.stderr,
+      log: (line) => console.error(`crawl: ${line}`),
+    },
+    options,
+  );
+  const dir = join(paths.root, result.pointer.path);
+  console.log(
+    [
+      `published run ${result.pointer.run_id}: ${result.total} endpoints, ${result.probed} probed now` +
+        (result.interrupted > 0 ? `, ${result.interrupted} interrupted` : ''),
+      `  files     ${dir}/ (skips/1.json, saves.json, stats.json, receipts/)`,
+      `  served by npm start at ${deps.config.baseUrl}/v1/skips.json, /saves.json, /rules.json`,
+    ].join('\n'),
+  );
+} catch (error) {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`crawl: ${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (error instanceof NothingToResumeError || error instanceof TypeError) {
+    console.error(`crawl: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  throw error;
+}

@@ -1,0 +1,226 @@
+/**
+ * A crawl run (issue 7 items 3 and 4): read the sources, plan, probe every endpoint under the per-host limits
+ * with a signed receipt each, and publish the run. Crash-safe: the plan is written before the first probe, every
+ * probe is journaled as started (fsynced) before its request is sent and as done (fsynced, with its receipt)
+ * after, so `resume` finishes the newest unfinished run without sending any request twice.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import type { CrawlFacts } from '../core/crawl-facts.ts';
+import { type CrawlPlan, type PlannedEndpoint, planCrawl } from '../core/crawl-plan.ts';
+import type { SourceReport } from '../core/source-listing.ts';
+import {
+  listRuns,
+  newRunId,
+  publishRun,
+  type RunPaths,
+  type RunPointer,
+  readPointer,
+} from '../io/crawl-runs.ts';
+import { writeFileDurably } from '../io/durable-file.ts';
+import { writeReceiptFile } from '../io/receipt-files.ts';
+import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
+import { finalizeRun } from './finalize.ts';
+import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
+import { createProgress, type ProgressOut } from './progress.ts';
+import { runPerHost } from './scheduler.ts';
+import type { SourceRead } from './sources/_result.ts';
+
+/** Spec §2.10, §8: at most 3 requests in flight per host. */
+export const PER_HOST = 3;
+
+export type CrawlDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {
+  paths: RunPaths;
+  /** Reads every source (called only for a new run). */
+  readSources: () => Promise<SourceRead[]>;
+  /** Monotonic milliseconds, for the scheduler and the progress. */
+  monotonic: () => number;
+  progressOut: ProgressOut;
+  log: (line: string) => void;
+};
+
+/** `concurrency` null: 3 per host for every host (every host kept busy), at most {@link MAX_DEFAULT_CONCURRENCY}. */
+export type CrawlOptions = { resume: boolean; concurrency: number | null; limit: number | null };
+
+/** The default global concurrency's ceiling: sockets and memory stay bounded on a large crawl. */
+export const MAX_DEFAULT_CONCURRENCY = 2048;
+
+/** What a run ended with. */
+export type CrawlResult = { pointer: RunPointer; probed: number; interrupted: number; total: number };
+
+/** The plan as written to `plan.json` before the first probe. */
+type PlanFile = {
+  started_at: string;
+  options: { concurrency: number; per_host: number; timeout_ms: number; limit: number | null };
+  sources: Record<string, SourceReport>;
+  plan: CrawlPlan;
+};
+
+/** Runs (or resumes) a crawl and publishes it. Throws only for what the operator must fix (nothing to resume). */
+export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<CrawlResult> {
+  const { paths } = deps;
+  const t0 = deps.monotonic();
+  let runId: string;
+  let planFile: PlanFile;
+  let resumed = false;
+  if (options.resume) {
+    const unfinished = (await listRuns(paths.work)).at(-1);
+    if (unfinished === undefined) return publishLeftover(deps);
+    runId = unfinished;
+    planFile = await readPlan(join(paths.work, runId, 'plan.json'));
+    resumed = true;
+    deps.log(`resuming run ${runId}`);
+  } else {
+    runId = newRunId(deps.now(), deps.random);
+    const reads = await deps.readSources();
+    const sources = Object.fromEntries(reads.map((r) => [r.name, r.report]));
+    for (const read of reads)
+      deps.log(`source ${read.name}: ${read.report.ok ? 'ok' : 'FAILED'}, ${read.report.note}`);
+    const plan = planCrawl(
+      reads.flatMap((r) => r.listings),
+      options.limit,
+    );
+    planFile = {
+      started_at: deps.now().toISOString(),
+      options: {
+        concurrency: options.concurrency ?? defaultConcurrency(plan.endpoints),
+        per_host: PER_HOST,
+        timeout_ms: 5000,
+        limit: options.limit,
+      },
+      sources,
+      plan,
+    };
+    await mkdir(join(paths.work, runId), { recursive: true });
+    await writeFileDurably(join(paths.work, runId, 'plan.json'), JSON.stringify(planFile));
+    deps.log(
+      `run ${runId}: ${plan.endpoints.length} endpoints on ${new Set(plan.endpoints.map((e) => e.host)).size} hosts`,
+    );
+  }
+
+  const journalPath = join(paths.work, runId, 'probes.ndjson');
+  const receiptsDir = join(paths.work, runId, 'receipts');
+  const { started, done } = await replay(await readRunJournal(journalPath), receiptsDir);
+  const endpoints = planFile.plan.endpoints;
+  const todo = endpoints.filter((e) => !started.has(e.urlNorm));
+  const journal = await openRunJournal(journalPath);
+  const progress = createProgress({
+    label: 'crawl',
+    total: endpoints.length,
+    out: deps.progressOut,
+    now: deps.monotonic,
+    alreadyDone: endpoints.length - todo.length,
+  });
+  const endpointDeps: EndpointDeps = { ...deps, runId, origin: 'crawl' };
+  try {
+    await runPerHost(
+      todo.map((endpoint) => ({ host: endpoint.host, item: endpoint })),
+      async (endpoint: PlannedEndpoint) => {
+        // Journaled before the request leaves: after a crash this URL is never sent again.
+        await journal.append({ t: 'start', u: endpoint.urlNorm });
+        const record = await probeEndpoint(endpointDeps, endpoint);
+        // The file first (not fsynced: the journal is the durable copy, and a resume writes it again), so the run
+        // keeps only the small facts in memory.
+        await writeReceiptFile(receiptsDir, record.receipt);
+        await journal.append({
+          t: 'done',
+          u: endpoint.urlNorm,
+          facts: record.facts,
+          receipt: record.receipt,
+        });
+        done.set(endpoint.urlNorm, record.facts);
+        progress.tick(record.facts.verdict);
+      },
+      {
+        perHost: PER_HOST,
+        concurrency: options.concurrency ?? planFile.options.concurrency,
+        now: deps.monotonic,
+      },
+    );
+  } finally {
+    await journal.close();
+  }
+  progress.finish();
+
+  const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
+  const interrupted = endpoints.length - facts.length;
+  if (interrupted > 0)
+    deps.log(`${interrupted} probes were sent before a stop but not recorded; not sent again`);
+  const pointer = await finalizeRun({
+    paths,
+    runId,
+    startedAt: planFile.started_at,
+    finishedAt: deps.now(),
+    durationS: (deps.monotonic() - t0) / 1000,
+    baseUrl: deps.baseUrl,
+    plan: planFile.plan,
+    sources: planFile.sources,
+    facts,
+    interrupted,
+    run: { kind: 'crawl', options: planFile.options, resumed },
+  });
+  return { pointer, probed: todo.length, interrupted, total: endpoints.length };
+}
+
+/** 3 in flight for every host of the plan, within the ceiling. */
+function defaultConcurrency(endpoints: readonly PlannedEndpoint[]): number {
+  const hosts = new Set(endpoints.map((e) => e.host)).size;
+  return Math.max(PER_HOST, Math.min(MAX_DEFAULT_CONCURRENCY, PER_HOST * hosts));
+}
+
+/**
+ * The journal's started URLs and the facts of finished probes (a later record for a URL wins); the receipt files
+ * of finished probes are written again, since they were not fsynced.
+ */
+async function replay(
+  lines: unknown[],
+  receiptsDir: string,
+): Promise<{ started: Set<string>; done: Map<string, CrawlFacts> }> {
+  const started = new Set<string>();
+  const done = new Map<string, CrawlFacts>();
+  for (const line of lines) {
+    const record = line as {
+      t?: unknown;
+      u?: unknown;
+      facts?: CrawlFacts;
+      receipt?: EndpointRecord['receipt'];
+    };
+    if (typeof record.u !== 'string') continue;
+    started.add(record.u);
+    if (record.t === 'done' && record.facts !== undefined && record.receipt !== undefined) {
+      await writeReceiptFile(receiptsDir, record.receipt);
+      done.set(record.u, record.facts);
+    }
+  }
+  return { started, done };
+}
+
+const PlanSchema = v.looseObject({
+  started_at: v.string(),
+  options: v.looseObject({}),
+  sources: v.record(v.string(), v.looseObject({})),
+  plan: v.looseObject({ endpoints: v.array(v.looseObject({ urlNorm: v.string(), host: v.string() })) }),
+});
+
+/** Reads the plan of an unfinished run (our own file; a damaged one is an error to report, not to guess around). */
+async function readPlan(path: string): Promise<PlanFile> {
+  const parsed = v.safeParse(PlanSchema, JSON.parse(await readFile(path, 'utf8')));
+  if (!parsed.success) throw new Error(`${path} is not a crawl plan: ${parsed.issues[0].message}`);
+  return parsed.output as unknown as PlanFile;
+}
+
+/** `--resume` with no unfinished run: publish a run a crash left renamed but unpublished, else say so. */
+async function publishLeftover(deps: CrawlDeps): Promise<CrawlResult> {
+  const latest = (await listRuns(deps.paths.runs)).at(-1);
+  const pointer = await readPointer(deps.paths);
+  if (latest === undefined || pointer?.run_id === latest)
+    throw new NothingToResumeError('no unfinished crawl run to resume');
+  deps.log(`publishing run ${latest}, finished before a stop`);
+  return { pointer: await publishRun(deps.paths, latest, deps.now()), probed: 0, interrupted: 0, total: 0 };
+}
+
+/** `--resume` found nothing to finish. */
+export class NothingToResumeError extends Error {
+  override name = 'Crawl.NothingToResumeError';
+}

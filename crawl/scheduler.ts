@@ -1,0 +1,119 @@
+/**
+ * The per-host scheduler of the crawl (spec §2.10, §8: at most 3 requests in flight per host). A global
+ * concurrency bounds the whole run; within it, whenever a slot frees, the host with the most work left (its
+ * remaining rounds of `perHost` requests times its observed latency) starts next. So the slow, busy hosts that
+ * bound the wall time are never starved by quick ones, and with enough global slots every host is kept busy.
+ */
+
+/** One unit of work and the host it loads. */
+export type HostJob<T> = { host: string; item: T };
+
+export type ScheduleOptions = {
+  /** Most jobs in flight for one host (spec: 3). */
+  perHost: number;
+  /** Most jobs in flight overall. */
+  concurrency: number;
+  /** A monotonic clock in milliseconds, to learn each host's latency. */
+  now: () => number;
+};
+
+type HostState<T> = { queue: T[]; next: number; inFlight: number; done: number; spentMs: number };
+
+/**
+ * Runs `work` once for every job under the limits and resolves when all are done. `work` should not throw (the
+ * crawl turns every failure of a target into a verdict); if it does, nothing new starts and the first error
+ * rejects once the jobs in flight have settled.
+ * @example await runPerHost(jobs, (item) => probe(item), { perHost: 3, concurrency: 256, now: performance.now.bind(performance) })
+ */
+export function runPerHost<T>(
+  jobs: Iterable<HostJob<T>>,
+  work: (item: T) => Promise<void>,
+  options: ScheduleOptions,
+): Promise<void> {
+  const perHost = Math.max(1, Math.floor(options.perHost));
+  const concurrency = Math.max(1, Math.floor(options.concurrency));
+  const hosts = new Map<string, HostState<T>>();
+  for (const job of jobs) {
+    let state = hosts.get(job.host);
+    if (state === undefined) {
+      state = { queue: [], next: 0, inFlight: 0, done: 0, spentMs: 0 };
+      hosts.set(job.host, state);
+    }
+    state.queue.push(job.item);
+  }
+  let open = [...hosts.values()].filter((h) => h.queue.length > 0);
+  let inFlight = 0;
+  let failure: { error: unknown } | null = null;
+
+  return new Promise<void>((resolve, reject) => {
+    const settleIfDone = () => {
+      if (inFlight > 0) return;
+      if (failure !== null) reject(failure.error);
+      else if (open.length === 0) resolve();
+    };
+    const start = (host: HostState<T>) => {
+      const item = host.queue[host.next++] as T;
+      host.inFlight++;
+      inFlight++;
+      const began = options.now();
+      let run: Promise<void>;
+      try {
+        run = work(item);
+      } catch (error) {
+        run = Promise.reject(error);
+      }
+      run.then(
+        () => finish(host, began),
+        (error: unknown) => {
+          failure ??= { error };
+          finish(host, began);
+        },
+      );
+    };
+    const finish = (host: HostState<T>, began: number) => {
+      host.inFlight--;
+      host.done++;
+      host.spentMs += Math.max(0, options.now() - began);
+      inFlight--;
+      dispatch();
+      settleIfDone();
+    };
+    const dispatch = () => {
+      if (failure !== null) return;
+      while (inFlight < concurrency) {
+        const host = pick();
+        if (host === null) break;
+        start(host);
+      }
+      open = open.filter((h) => h.next < h.queue.length);
+    };
+    /** The eligible host with the most estimated time left; unknown latencies count as the mean seen so far. */
+    const pick = (): HostState<T> | null => {
+      let best: HostState<T> | null = null;
+      let bestScore = -1;
+      const mean = meanLatency(open);
+      for (const host of open) {
+        if (host.inFlight >= perHost || host.next >= host.queue.length) continue;
+        const latency = host.done > 0 ? host.spentMs / host.done : mean;
+        const score = Math.ceil((host.queue.length - host.next) / perHost) * latency;
+        if (score > bestScore) {
+          best = host;
+          bestScore = score;
+        }
+      }
+      return best;
+    };
+    dispatch();
+    settleIfDone();
+  });
+}
+
+function meanLatency(hosts: Iterable<{ done: number; spentMs: number }>): number {
+  let done = 0;
+  let spent = 0;
+  for (const host of hosts) {
+    done += host.done;
+    spent += host.spentMs;
+  }
+  return done === 0 ? 1 : Math.max(spent / done, 1e-3);
+}

@@ -1,0 +1,18 @@
+/**
+ * Paths under `DATA_DIR` (design.md "Processes and who owns state"): one place for the server, the CLIs and the
+ * crawl, which must not import each other.
+ */
+import { join } from 'node:path';
+
+/** Every path under DATA_DIR. */
+export function dataPaths(dataDir: string) {
+  return {
+    database: join(dataDir, 'spotcheck.duckdb'),
+    journal: join(dataDir, 'journal'),
+    receipts: join(dataDir, 'receipts'),
+    keys: join(dataDir, 'keys'),
+    inbox: join(dataDir, 'inbox'),
+    /** The ledger's index checkpoint. */
+    checkpoint: join(dataDir, 'index-checkpoint.json'),
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * How the running server takes in a published crawl run without a restart (issue 7 item 4): it watches
+ * `crawl/current.json`, and for a run it has not taken in yet indexes the run's signed receipts (so they answer by
+ * id and by URL), adds their observations to each endpoint's history, and imports `listings.json` as the
+ * expectations of the live check. Work is done in batches that yield to the event loop, so checks keep being
+ * answered while a large run goes in. The server's own marker (`crawl/ingested.json`) is written last: after a
+ * crash mid-way the run is taken in again (receipts are idempotent by id).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseListings } from '../core/listings.ts';
+import type { HttpMethod, Observation } from '../core/model.ts';
+import { isReceiptId } from '../core/receipt.ts';
+import { publishedRunDir, type RunPaths, readPointer, readRunIndex } from './crawl-runs.ts';
+import type { ReceiptRow, Store } from './store.ts';
+
+/** Receipts handled per batch before yielding to the event loop. */
+const BATCH = 200;
+
+type IndexLine = {
+  id: string;
+  url: string;
+  url_norm: string;
+  method: HttpMethod;
+  issued_at: string;
+  verdict: string;
+  reason: string;
+  observation: Observation | null;
+};
+
+/** Takes one published run into the store; returns how many receipts and listings went in. */
+export async function ingestRun(
+  store: Store,
+  paths: RunPaths,
+  runId: string,
+): Promise<{ receipts: number; listings: number }> {
+  const dir = publishedRunDir(paths, runId);
+  const lines = (await readRunIndex(paths, runId)).filter(isIndexLine);
+  let receipts = 0;
+  for (let i = 0; i < lines.length; i += BATCH) {
+    const batch = lines.slice(i, i + BATCH);
+    const rows: ReceiptRow[] = [];
+    await Promise.all(
+      batch.map(async (line) => {
+        const body = await readJson(join(dir, 'receipts', `${line.id}.json`));
+        if (body === null || body['id'] !== line.id) return;
+        rows.push({
+          id: line.id,
+          type: 'check',
+          issuedAt: line.issued_at,
+          url: line.url,
+          urlNorm: line.url_norm,
+          method: line.method,
+          verdict: line.verdict,
+          reason: line.reason,
+          checkType: 'dry-run',
+          mode: 'live',
+          tier: 'crawl',
+          body,
+        });
+        if (line.observation !== null) store.addObservation(line.url_norm, line.method, line.observation);
+      }),
+    );
+    store.indexReceipts(rows);
+    receipts += rows.length;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  let listings = 0;
+  const parsed = parseListings(await readJsonValue(join(dir, 'listings.json')));
+  if (!parsed.ok) throw new Error(`listings.json of run ${runId}: ${parsed.message}`);
+  if (parsed.rows.length > 0) listings = await store.importListings(parsed.rows);
+  await store.flush();
+  return { receipts, listings };
+}
+
+/**
+ * Polls `current.json` every `intervalMs` and takes in each newly published run. `poll()` runs one round now
+ * (tests, start-up); errors are logged and retried at the next round.
+ */
+export function watchPublishedRuns(options: {
+  store: Store;
+  paths: RunPaths;
+  intervalMs?: number;
+  log: (line: string) => void;
+}): { poll(): Promise<void>; stop(): void } {
+  const marker = join(options.paths.root, 'ingested.json');
+  let running: Promise<void> = Promise.resolve();
+  const round = async () => {
+    const pointer = await readPointer(options.paths);
+    if (pointer === null) return;
+    const done = (await readJson(marker))?.['run_id'];
+    if (done === pointer.run_id) return;
+    const took = await ingestRun(options.store, options.paths, pointer.run_id);
+    await writeFile(marker, `${JSON.stringify({ run_id: pointer.run_id })}\n`);
+    options.log(`took in crawl run ${pointer.run_id}: ${took.receipts} receipts, ${took.listings} listings`);
+  };
+  const poll = () => {
+    running = running
+      .then(round)
+      .catch((error: unknown) => options.log(`crawl run not taken in yet: ${String(error)}`));
+    return running;
+  };
+  const timer = setInterval(poll, options.intervalMs ?? 2000);
+  timer.unref();
+  return { poll, stop: () => clearInterval(timer) };
+}
+
+function isIndexLine(value: unknown): value is IndexLine {
+  const line = value as Partial<IndexLine> | null;
+  return (
+    line !== null &&
+    typeof line === 'object' &&
+    isReceiptId(line.id) &&
+    typeof line.url === 'string' &&
+    typeof line.url_norm === 'string' &&
+    (line.method === 'GET' || line.method === 'POST') &&
+    typeof line.issued_at === 'string'
+  );
+}
+
+async function readJsonValue(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+async function readJson(path: string): Promise<Record<string, unknown> | null> {
+  const value = await readJsonValue(path);
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}

@@ -1,0 +1,145 @@
+/**
+ * `npm run crawl` killed with SIGKILL in the middle, then `--resume` (issue 7 item 4): the run finishes, no URL is
+ * ever requested twice, no host sees more than 3 requests in flight or a payment header, and the published files
+ * are whole. The crawl runs as its own process, as an operator runs it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readPointer, runPaths } from '../../io/crawl-runs.ts';
+import { BASE, BASE_USDC, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
+import { base64Json, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const PER_HOST_URLS = 20;
+
+/** A slow seller host that counts what it sees. */
+type Host = {
+  server: Server;
+  origin: string;
+  seen: Map<string, number>;
+  maxInFlight: number;
+  paymentHeaders: number;
+};
+
+async function startHost(): Promise<Host> {
+  const host: Host = {
+    server: createServer(),
+    origin: '',
+    seen: new Map(),
+    maxInFlight: 0,
+    paymentHeaders: 0,
+  };
+  let inFlight = 0;
+  host.server.on('request', (req, res) => {
+    inFlight++;
+    host.maxInFlight = Math.max(host.maxInFlight, inFlight);
+    host.seen.set(req.url ?? '', (host.seen.get(req.url ?? '') ?? 0) + 1);
+    if (req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined)
+      host.paymentHeaders++;
+    setTimeout(() => {
+      inFlight--;
+      const required = v2Required(`${host.origin}${req.url}`, [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
+      res.writeHead(402, { 'content-type': 'application/json', 'payment-required': base64Json(required) });
+      res.end('{}');
+    }, 150);
+  });
+  await new Promise<void>((done) => host.server.listen(0, '127.0.0.1', done));
+  host.origin = `http://127.0.0.1:${(host.server.address() as AddressInfo).port}`;
+  return host;
+}
+
+let hosts: Host[];
+let dir: string;
+beforeAll(async () => {
+  hosts = [await startHost(), await startHost()];
+  dir = await mkdtemp(join(tmpdir(), 'sc-sigkill-'));
+});
+afterAll(async () => {
+  for (const host of hosts ?? []) {
+    host.server.closeAllConnections();
+    await new Promise<void>((done) => host.server.close(() => done()));
+  }
+  await rm(dir, { recursive: true, force: true });
+});
+
+function crawl(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'crawl/main.ts'), ...args], {
+    cwd: ROOT,
+    // vitest sets BASE_URL to '/' (Vite's); the crawl's BASE_URL is the service's public origin.
+    env: {
+      ...process.env,
+      DATA_DIR: join(dir, 'data'),
+      PROBE_ALLOW_CIDRS: '127.0.0.0/8',
+      BASE_URL: 'http://127.0.0.1:8402',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((done) => child.once('exit', (code) => done(code)));
+}
+
+const requests = () => hosts.reduce((sum, h) => sum + [...h.seen.values()].reduce((a, b) => a + b, 0), 0);
+
+describe('npm run crawl, SIGKILL, then --resume', () => {
+  it('finishes the run without requesting any URL twice', { timeout: 120_000 }, async () => {
+    const listings = hosts.flatMap((host, h) =>
+      Array.from({ length: PER_HOST_URLS }, (_, i) => ({
+        url: `${host.origin}/item/${i}`,
+        source: `list-${h}`,
+        price_usd: 0.01,
+      })),
+    );
+    const file = join(dir, 'listings.json');
+    await writeFile(file, JSON.stringify(listings));
+
+    const first = crawl(['--source', file]);
+    let log = '';
+    first.stderr?.on('data', (chunk) => {
+      log += String(chunk);
+    });
+    const firstExit = exited(first);
+    for (let waited = 0; requests() < 10 && waited < 60_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(requests(), log).toBeGreaterThanOrEqual(10);
+    first.kill('SIGKILL');
+    await firstExit;
+    const beforeResume = requests();
+    expect(beforeResume).toBeLessThan(listings.length);
+
+    const paths = runPaths(join(dir, 'data'), 'crawl');
+    expect(await readPointer(paths)).toBeNull();
+    const second = crawl(['--resume']);
+    let out = '';
+    second.stdout?.on('data', (chunk) => {
+      out += String(chunk);
+    });
+    expect(await exited(second)).toBe(0);
+    expect(out).toMatch(/published run/);
+
+    for (const host of hosts) {
+      expect([...host.seen.values()].every((n) => n === 1)).toBe(true);
+      expect(host.maxInFlight).toBeLessThanOrEqual(3);
+      expect(host.paymentHeaders).toBe(0);
+    }
+    const pointer = await readPointer(paths);
+    const runDir = join(paths.root, pointer!.path);
+    const run = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8'));
+    const receipts = (await readdir(join(runDir, 'receipts'))).filter((name) => name.endsWith('.json'));
+    expect(receipts.length + run.interrupted).toBe(listings.length);
+    // An interrupted probe was journaled as started; its request may or may not have left before the kill.
+    expect(requests()).toBeGreaterThanOrEqual(receipts.length);
+    expect(requests()).toBeLessThanOrEqual(receipts.length + run.interrupted);
+    expect(run).toMatchObject({ resumed: true, total_receipts: receipts.length });
+    const page = JSON.parse(await readFile(join(runDir, 'skips', '1.json'), 'utf8'));
+    expect(page).toMatchObject({ pages: 1, total_receipts: receipts.length, pay: receipts.length });
+    const index = (await readFile(join(runDir, 'receipts.ndjson'), 'utf8')).trim().split('\n');
+    expect(index).toHaveLength(receipts.length);
+  });
+});

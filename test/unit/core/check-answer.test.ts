@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { assembleCheck, type CheckInput } from '../../../core/check-answer.ts';
+import type { ProbeOutcome } from '../../../core/model.ts';
+import { BASE, BASE_USDC } from '../../../core/networks.ts';
+import { buildAccept, buildV2Header, PAY_TO } from '../../fixtures/challenge.ts';
+import { outcomeOf402 } from '../../fixtures/probe.ts';
+
+const URL_ = 'https://api.example.test/weather/paris';
+const NOW = new Date('2026-11-24T01:00:00.000Z');
+const ID = 'sc-aaaaaaaaaaaaaaaaaaaaaaaaaa';
+
+function input(overrides: Partial<CheckInput> = {}): CheckInput {
+  return {
+    outcome: { ...outcomeOf402(URL_), probedAt: NOW.toISOString() },
+    cached: false,
+    cacheTtlS: 300,
+    request: {
+      url: URL_,
+      method: 'GET',
+      claimedPrice: null,
+      payTo: PAY_TO,
+      network: null,
+      checkExpiry: false,
+      skewS: 30,
+    },
+    mode: 'live',
+    checkType: 'dry-run',
+    listing: null,
+    previous: [],
+    now: NOW,
+    id: ID,
+    baseUrl: 'https://spotcheck.example',
+    context: { client: 'c', ref: null },
+    ...overrides,
+  };
+}
+
+describe('assembleCheck', () => {
+  it('assembles a pay: answer, terms hash, payment and an unsigned receipt carrying the context', () => {
+    const check = assembleCheck(input());
+    expect(check.decision.verdict).toBe('pay');
+    expect(check.full).toMatchObject({
+      verdict: 'pay',
+      reason: 'price_ok',
+      quoted_price_usd: 0.01,
+      pay_to: PAY_TO,
+      network: BASE,
+      asset: BASE_USDC,
+      expected_source: 'request',
+      receipt_url: `https://spotcheck.example/v1/receipts/${ID}`,
+      confidence: 'high',
+      payment: { amount: { atomic: '10000', usd: 0.01 } },
+    });
+    expect(check.full['payment_terms_sha256']).toMatch(/^[0-9a-f]{64}$/);
+    expect(check.unsigned).toMatchObject({
+      id: ID,
+      type: 'check',
+      issued_at: NOW.toISOString(),
+      client: 'c',
+      http_status: 402,
+    });
+    expect(check.unsigned).not.toHaveProperty('access');
+    expect(check.free).toEqual({
+      verdict: 'pay',
+      reason: 'The live payment terms match what was expected and the price is acceptable.',
+      payment_terms_sha256: check.full['payment_terms_sha256'],
+      receipt_id: ID,
+      receipt_url: `https://spotcheck.example/v1/receipts/${ID}`,
+      pay_to_changed: null,
+      reason_code: 'price_ok',
+      check_type: 'dry-run',
+    });
+    expect(check.observation).toMatchObject({ amount_atomic: '10000', pay_to: PAY_TO });
+  });
+
+  it('never approves in a dry run, and keeps no observation of a reused probe', () => {
+    const check = assembleCheck(input({ mode: 'dry-run', cached: true, checkType: 'self-checked' }));
+    expect(check.full).toMatchObject({
+      verdict: 'pay',
+      payment: null,
+      payment_terms_sha256: null,
+      check_type: 'dry-run',
+    });
+    expect(check.observation).toBeNull();
+  });
+
+  it('holds the seller to a listing and reports no USD price for an asset that is not USDC', () => {
+    const dai = '0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb';
+    const header = buildV2Header({ accepts: [buildAccept({ asset: dai, amount: '1000000000000000000' })] });
+    const base = input().outcome as Extract<ProbeOutcome, { kind: 'response' }>;
+    const outcome: ProbeOutcome = {
+      ...base,
+      response: { ...base.response, headers: { 'payment-required': header } },
+    };
+    const listing = {
+      url: URL_,
+      method: 'GET' as const,
+      priceUsd: 0.01,
+      network: BASE,
+      asset: null,
+      payTo: PAY_TO,
+      source: 'cdp',
+    };
+    const request = { ...input().request, payTo: null };
+    const check = assembleCheck(input({ outcome, listing, request }));
+    expect(check.full).toMatchObject({
+      verdict: 'skip',
+      reason: 'asset_not_usdc',
+      quoted_price_usd: null,
+      expected_source: 'listing',
+    });
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { type HostJob, runPerHost } from '../../../crawl/scheduler.ts';
+
+/** A fake clock and timers: work "takes" a latency per host, advanced by hand, so nothing depends on real time. */
+function simulation(latency: (host: string) => number) {
+  let now = 0;
+  const pending: Array<{ at: number; resolve: () => void }> = [];
+  const inFlight = new Map<string, number>();
+  const maxPerHost = new Map<string, number>();
+  let total = 0;
+  let maxTotal = 0;
+  const started: string[] = [];
+  const work = (item: { host: string; id: number }) => {
+    started.push(`${item.host}#${item.id}`);
+    const n = (inFlight.get(item.host) ?? 0) + 1;
+    inFlight.set(item.host, n);
+    maxPerHost.set(item.host, Math.max(maxPerHost.get(item.host) ?? 0, n));
+    total++;
+    maxTotal = Math.max(maxTotal, total);
+    return new Promise<void>((resolve) => {
+      pending.push({
+        at: now + latency(item.host),
+        resolve: () => {
+          inFlight.set(item.host, (inFlight.get(item.host) ?? 1) - 1);
+          total--;
+          resolve();
+        },
+      });
+    });
+  };
+  /** Completes work in time order until `done` settles; returns the simulated wall time. */
+  const drive = async (done: Promise<void>) => {
+    let finished = false;
+    done.then(() => {
+      finished = true;
+    });
+    for (let guard = 0; guard < 1_000_000 && !finished; guard++) {
+      await Promise.resolve();
+      await Promise.resolve();
+      if (pending.length === 0) continue;
+      pending.sort((a, b) => a.at - b.at);
+      const next = pending.shift()!;
+      now = next.at;
+      next.resolve();
+    }
+    await done;
+    return now;
+  };
+  return { work, drive, now: () => now, maxPerHost, maxTotal: () => maxTotal, started };
+}
+
+function jobs(perHost: Record<string, number>): HostJob<{ host: string; id: number }>[] {
+  return Object.entries(perHost).flatMap(([host, n]) =>
+    Array.from({ length: n }, (_, id) => ({ host, item: { host, id } })),
+  );
+}
+
+describe('runPerHost', () => {
+  it('runs every job once, never more than 3 per host or the global limit in flight', async () => {
+    const sim = simulation(() => 10);
+    const all = jobs({ a: 20, b: 7, c: 1, d: 12 });
+    await sim.drive(runPerHost(all, sim.work, { perHost: 3, concurrency: 8, now: sim.now }));
+    expect(new Set(sim.started).size).toBe(all.length);
+    expect(sim.started).toHaveLength(all.length);
+    expect(Math.max(...sim.maxPerHost.values())).toBe(3);
+    expect(sim.maxTotal()).toBe(8);
+  });
+
+  it('with enough global slots, finishes at the slowest host bound: ceil(n/3) rounds of its latency', async () => {
+    const latency: Record<string, number> = { slow: 100, mid: 40, fast: 5 };
+    const sim = simulation((host) => latency[host] ?? 0);
+    const wall = await sim.drive(
+      runPerHost(jobs({ slow: 10, mid: 30, fast: 90 }), sim.work, {
+        perHost: 3,
+        concurrency: 9,
+        now: sim.now,
+      }),
+    );
+    expect(wall).toBe(Math.max(Math.ceil(10 / 3) * 100, Math.ceil(30 / 3) * 40, Math.ceil(90 / 3) * 5));
+  });
+
+  it('gives a scarce slot to the host with the most work left', async () => {
+    const sim = simulation(() => 10);
+    await sim.drive(
+      runPerHost(jobs({ small: 2, big: 9 }), sim.work, { perHost: 3, concurrency: 3, now: sim.now }),
+    );
+    expect(sim.started.slice(0, 3)).toEqual(['big#0', 'big#1', 'big#2']);
+  });
+
+  it('resolves at once with no jobs and rejects with the first error after the jobs in flight settle', async () => {
+    await expect(runPerHost([], async () => {}, { perHost: 3, concurrency: 4, now: () => 0 })).resolves.toBe(
+      undefined,
+    );
+    let ran = 0;
+    const failing = runPerHost(
+      jobs({ a: 10 }),
+      async (item) => {
+        ran++;
+        if (item.id === 1) throw new Error('bug');
+      },
+      { perHost: 3, concurrency: 3, now: () => 0 },
+    );
+    await expect(failing).rejects.toThrow('bug');
+    expect(ran).toBeLessThan(10); // nothing new started once the error was seen
+  });
+});
