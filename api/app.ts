@@ -6,6 +6,7 @@ import { H3 } from 'h3';
 import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { checkRoutes } from './routes/check.ts';
+import { integratorRoutes } from './routes/integrators.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
@@ -53,5 +54,6 @@ export function createApp(deps: AppDeps): H3 {
   lookupRoutes(app, deps);
   taskRoutes(app);
   setupPackRoutes(app, deps);
+  integratorRoutes(app, deps);
   return app;
 }

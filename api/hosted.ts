@@ -3,8 +3,8 @@
  * for the database), the usage meter restored from the snapshot and the journal, the per-key rate limit, and the
  * operator's operations arriving through the inbox. Routes meet it through the access gate.
  */
-
-import { HOSTED, utcMonth } from '../core/hosted.ts';
+import type { H3Event } from 'h3';
+import { HOSTED } from '../core/hosted.ts';
 import { createHostedMeter, type HostedMeter, type HostedUse } from '../core/hosted-meter.ts';
 import { createRateLimiter, type RateLimiter } from '../core/rate-limit.ts';
 import type { Signer } from '../core/receipt.ts';
@@ -14,6 +14,7 @@ import { applyOp, parseOp } from '../io/integrator-ops.ts';
 import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrator-store.ts';
 import { issueInvoices } from '../io/invoices.ts';
 import type { Journal } from '../io/journal.ts';
+import { apiError } from './errors.ts';
 
 /** Who a valid hosted key belongs to. */
 export type HostedCaller = { key: KeyRow; integrator: IntegratorRow };
@@ -48,7 +49,14 @@ export async function createHosted(parts: {
     journal.replay(visit, options);
   const meter = createHostedMeter({ now });
   await compactUsage(store, tail);
-  await loadMeter(store, meter, utcMonth(now()));
+  await loadMeter(store, meter);
+  // The snapshot trails the journal by at most a minute, so a restart after a crash replays little.
+  const timer = setInterval(() => {
+    compactUsage(store, tail).catch((error: unknown) =>
+      console.error('[spotcheck] [hosted] usage snapshot not written', error),
+    );
+  }, 60_000);
+  timer.unref();
 
   let callers = new Map<string, HostedCaller>();
   const reload = async () => {
@@ -98,8 +106,25 @@ export async function createHosted(parts: {
     },
     compact: () => compactUsage(store, tail),
     async close() {
+      clearInterval(timer);
       await compactUsage(store, tail);
       await store.close();
     },
   };
+}
+
+/** The key a request presents (`x-service-key`, else `Authorization: Bearer`), null when it presents none. */
+export function presentedKey(event: H3Event): string | null {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(event.req.headers.get('authorization') ?? '')?.[1];
+  return event.req.headers.get('x-service-key') ?? bearer ?? null;
+}
+
+/** The hosted caller of a request that must present a valid integrator key; 401 otherwise (spec §5.5). */
+export function requireHostedCaller(event: H3Event, hosted: Hosted | null): HostedCaller {
+  const presented = presentedKey(event);
+  if (presented === null)
+    throw apiError(401, 'missing_key', 'Send the integrator key as Authorization: Bearer.');
+  const result = hosted?.authenticate(presented);
+  if (!result?.ok) throw apiError(401, 'bad_key', result?.message ?? 'The service key is not valid.');
+  return result.caller;
 }

@@ -34,6 +34,8 @@ export type HostedMeter = {
   calls(integrator: string, month: string): number;
   /** Distinct end users of the integrator in `month` so far. */
   endUsers(integrator: string, month: string): number;
+  /** The months in which the integrator has calls, oldest first. */
+  months(integrator: string): string[];
   /** Replays `count` committed uses (start-up). */
   restore(month: string, integrator: string, count: number, endUsers: Iterable<string>): void;
 };
@@ -82,6 +84,12 @@ export function createHostedMeter(options: { now: () => Date }): HostedMeter {
     },
     calls: (integrator, month) => counts.get(name(integrator, month)) ?? 0,
     endUsers: (integrator, month) => users.get(name(integrator, month))?.size ?? 0,
+    months: (integrator) =>
+      [...counts.keys()]
+        .map((slot) => slot.split('\u0000'))
+        .filter(([, owner]) => owner === integrator)
+        .map(([month]) => month ?? '')
+        .sort(),
     restore(month, integrator, count, endUsers) {
       const slot = name(integrator, month);
       counts.set(slot, (counts.get(slot) ?? 0) + count);

@@ -44,7 +44,10 @@ export async function recordHostedUse(
   await journal.append(record);
 }
 
-/** Folds the journal's hosted uses after the snapshot's cursor into the snapshot; returns how many. */
+/**
+ * Folds the journal's hosted uses after the snapshot's cursor into the snapshot; returns how many (0 when a
+ * concurrent fold moved the cursor first: those uses are in the snapshot once, by that fold).
+ */
 export async function compactUsage(store: IntegratorStore, tail: JournalTail): Promise<number> {
   const since = await store.usageCursor();
   const delta: UsageDelta = { calls: new Map(), endUsers: new Map() };
@@ -64,14 +67,14 @@ export async function compactUsage(store: IntegratorStore, tail: JournalTail): P
     },
     since === null ? {} : { since },
   );
-  if (last !== null && last !== since) await store.foldUsage(delta, last);
-  return folded;
+  if (last === null || last === since) return 0;
+  return (await store.foldUsage(delta, since, last)) ? folded : 0;
 }
 
-/** Loads a month's snapshot into the meter (start-up, after {@link compactUsage}). */
-export async function loadMeter(store: IntegratorStore, meter: HostedMeter, month: string): Promise<void> {
-  for (const row of await store.usage({ month })) {
-    meter.restore(month, row.integrator, row.calls, await store.endUserHashes(row.integrator, month));
+/** Loads the snapshot into the meter (start-up, after {@link compactUsage}); `month` limits it to one month. */
+export async function loadMeter(store: IntegratorStore, meter: HostedMeter, month?: string): Promise<void> {
+  for (const row of await store.usage(month === undefined ? {} : { month })) {
+    meter.restore(row.month, row.integrator, row.calls, await store.endUserHashes(row.integrator, row.month));
   }
 }
 

@@ -45,8 +45,11 @@ export type IntegratorStore = {
   keys(): Promise<KeyRow[]>;
   /** The journal cursor the usage snapshot covers (null: nothing folded yet). */
   usageCursor(): Promise<string | null>;
-  /** Adds `delta` to the snapshot and moves its cursor, in one transaction. */
-  foldUsage(delta: UsageDelta, cursor: string): Promise<void>;
+  /**
+   * Adds `delta` (the journal's uses after `from`) to the snapshot and moves its cursor to `to`, in one
+   * transaction; false, with nothing changed, when the cursor is no longer `from` (another fold got there first).
+   */
+  foldUsage(delta: UsageDelta, from: string | null, to: string): Promise<boolean>;
   usage(filter: { integrator?: string; month?: string }): Promise<UsageRow[]>;
   /** The end-user hashes of an integrator's month. */
   endUserHashes(integrator: string, month: string): Promise<string[]>;
@@ -141,7 +144,7 @@ export async function openIntegratorStore(path: string): Promise<IntegratorStore
       const [row] = await rows('SELECT cursor FROM hosted_cursor WHERE one = 1');
       return row ? String(row.cursor) : null;
     },
-    foldUsage: (delta, cursor) => serial(() => fold(db, delta, cursor)),
+    foldUsage: (delta, from, to) => serial(() => fold(db, delta, from, to)),
     usage: async (filter) => {
       const where: string[] = [];
       const values: DuckDBValue[] = [];
@@ -207,9 +210,14 @@ export async function openIntegratorStore(path: string): Promise<IntegratorStore
   };
 }
 
-async function fold(db: DuckDBConnection, delta: UsageDelta, cursor: string): Promise<void> {
+async function fold(db: DuckDBConnection, delta: UsageDelta, from: string | null, to: string): Promise<boolean> {
   await db.run('BEGIN TRANSACTION');
   try {
+    const [current] = await select(db, 'SELECT cursor FROM hosted_cursor WHERE one = 1', []);
+    if ((current ? String(current.cursor) : null) !== from) {
+      await db.run('ROLLBACK');
+      return false;
+    }
     const usage = [...delta.calls].map(([slot, calls]) => [...slot.split('\u0000').slice(0, 2), calls]);
     await upsert(db, 'hosted_usage (integrator, month, calls)', usage, 'integrator, month');
     const users = [...delta.endUsers].map(([slot, calls]) => [...slot.split('\u0000').slice(0, 3), calls]);
@@ -221,9 +229,10 @@ async function fold(db: DuckDBConnection, delta: UsageDelta, cursor: string): Pr
     );
     await db.run(
       'INSERT INTO hosted_cursor VALUES (1, ?) ON CONFLICT (one) DO UPDATE SET cursor = excluded.cursor',
-      [cursor],
+      [to],
     );
     await db.run('COMMIT');
+    return true;
   } catch (error) {
     await db.run('ROLLBACK');
     throw error;

@@ -88,6 +88,7 @@ function setup(options: { store?: Store } = {}) {
     jwks: async () => ({ keys: [] }),
     reputation: async () => null,
     chain: null,
+    hosted: null,
   };
   const app = createApp(deps);
   const get = (path: string, headers: Record<string, string> = {}) =>

@@ -148,6 +148,17 @@ describe('hosted usage through the journal', () => {
     expect(meter.endUsers('acme', '2026-05')).toBe(2);
   });
 
+  it('two compactions at once fold every use exactly once', async () => {
+    await use('acme', '2026-05', 40);
+    const folded = await Promise.all([
+      compactUsage(store, tail),
+      compactUsage(store, tail),
+      compactUsage(store, tail),
+    ]);
+    expect(folded.reduce((a, b) => a + b, 0)).toBe(40);
+    expect((await store.usage({}))[0]?.calls).toBe(40);
+  });
+
   it('a snapshot interrupted before its commit leaves the journal tail to the next compaction', async () => {
     await use('acme', '2026-05', 5);
     const failing = { ...store, foldUsage: async () => Promise.reject(new Error('killed')) };
