@@ -2,30 +2,16 @@
  * The operator CLIs as an operator runs them, with no server holding the store: `npm run integrators` and
  * `npm run invoices` (the hand-over to a running server is tested end to end with the server).
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServiceKey } from '../../core/service-key.ts';
+import { issuedKey, runCli } from '../helpers/cli.ts';
 
-const ROOT = join(import.meta.dirname, '../..');
 let dataDir: string;
 
-function cli(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      join(ROOT, 'node_modules/.bin/tsx'),
-      [join(ROOT, 'api', file), ...args],
-      // Only what the CLI needs: vitest's own environment sets BASE_URL to '/'.
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (file: string, args: string[]) => runCli(file, args, dataDir);
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'spotcheck-cli-'));
@@ -52,7 +38,7 @@ describe('npm run integrators / invoices without a server', { timeout: 240_000 }
     const issued = [];
     for (const label of ['prod', 'staging']) {
       const out = await cli('integrators-cli.ts', ['keys:issue', 'acme', '--label', label]);
-      const key = /key \(shown once, store it now\): (\S+)/.exec(out.stdout)?.[1] ?? '';
+      const key = issuedKey(out);
       expect(parseServiceKey(key)).not.toBeNull();
       issued.push(parseServiceKey(key)?.id ?? '');
     }
@@ -71,26 +57,17 @@ describe('npm run integrators / invoices without a server', { timeout: 240_000 }
     expect(JSON.stringify(list)).not.toMatch(/sck_live_/);
   });
 
-  it('refuses bad input with a message and status 1', async () => {
-    const bad = await cli('integrators-cli.ts', ['create', '--name', 'x', '--credit-limit', 'lots']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/credit-limit/);
+  it('refuses an operation the store refuses, with a message, status 1 and no key printed', async () => {
     const noOne = await cli('integrators-cli.ts', ['keys:issue', 'nobody']);
     expect(noOne.code).toBe(1);
     expect(noOne.stderr).toMatch(/no integrator nobody/);
     expect(noOne.stdout).not.toMatch(/sck_live_/);
-    const month = await cli('invoices-cli.ts', ['--month', 'May']);
-    expect(month.code).toBe(1);
-    expect(month.stderr).toMatch(/month/);
   });
 
   it('issues invoices for a closed month idempotently (no usage, no invoice)', async () => {
     const first = await cli('invoices-cli.ts', ['--month', '2026-01']);
     expect(first.stderr).toBe('');
     expect(JSON.parse(first.stdout)).toEqual([]);
-    const open = await cli('invoices-cli.ts', ['--month', '2999-01']);
-    expect(open.code).toBe(1);
-    expect(open.stderr).toMatch(/has not ended/);
     expect(await readdir(dataDir)).toContain('integrators.duckdb');
   });
 });

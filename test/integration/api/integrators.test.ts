@@ -2,29 +2,14 @@
  * Hosted accounts with the server running: the operator CLI hands its operations over through the inbox (the
  * server holds the store), and `GET /v1/integrators/me` answers with the integrator's own key only.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServiceKey } from '../../../core/service-key.ts';
+import { issuedKey, runCli } from '../../helpers/cli.ts';
 import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
 
-const ROOT = join(import.meta.dirname, '../../..');
 let spot: TestService;
 
-function integrators(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      join(ROOT, 'node_modules/.bin/tsx'),
-      [join(ROOT, 'api/integrators-cli.ts'), ...args],
-      // Only what the CLI needs: vitest's own environment sets BASE_URL to '/'.
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: spot.dataDir },
-        timeout: 90_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const integrators = (args: string[]) => runCli('integrators-cli.ts', args, spot.dataDir);
 
 const me = (headers: Record<string, string> = {}) =>
   appFetch(spot.service, '/v1/integrators/me', { headers });
@@ -50,7 +35,7 @@ describe('integrators with the server running', { timeout: 240_000 }, () => {
     expect(created.stderr).toBe('');
     expect(JSON.parse(created.stdout)).toEqual({ created: 'acme', credit_limit_atomic: '30000000' });
     const issued = await integrators(['keys:issue', 'acme', '--label', 'prod']);
-    const key = /shown once, store it now\): (\S+)/.exec(issued.stdout)?.[1] ?? '';
+    const key = issuedKey(issued);
     const keyId = parseServiceKey(key)?.id;
     expect(keyId).toBeDefined();
 
