@@ -7,6 +7,7 @@ import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { checkRoutes } from './routes/check.ts';
 import { integratorRoutes } from './routes/integrators.ts';
+import { invoiceRoutes } from './routes/invoices.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
@@ -55,5 +56,6 @@ export function createApp(deps: AppDeps): H3 {
   taskRoutes(app);
   setupPackRoutes(app, deps);
   integratorRoutes(app, deps);
+  invoiceRoutes(app, deps);
   return app;
 }

@@ -21,6 +21,8 @@ export type HostedCaller = { key: KeyRow; integrator: IntegratorRow };
 
 export type Hosted = {
   store: IntegratorStore;
+  /** Where invoice files are written (`DATA_DIR/invoices`). */
+  invoicesDir: string;
   meter: HostedMeter;
   rate: RateLimiter;
   /** The caller of a presented key, or why it is refused (every refusal is a 401, spec §5.5). */
@@ -74,6 +76,7 @@ export async function createHosted(parts: {
 
   return {
     store,
+    invoicesDir: parts.invoicesDir,
     meter,
     rate: createRateLimiter({ limit: HOSTED.ratePerMinute, windowSeconds: 60, now: () => now().getTime() }),
     authenticate(presented) {
