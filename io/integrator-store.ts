@@ -210,7 +210,12 @@ export async function openIntegratorStore(path: string): Promise<IntegratorStore
   };
 }
 
-async function fold(db: DuckDBConnection, delta: UsageDelta, from: string | null, to: string): Promise<boolean> {
+async function fold(
+  db: DuckDBConnection,
+  delta: UsageDelta,
+  from: string | null,
+  to: string,
+): Promise<boolean> {
   await db.run('BEGIN TRANSACTION');
   try {
     const [current] = await select(db, 'SELECT cursor FROM hosted_cursor WHERE one = 1', []);
