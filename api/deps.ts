@@ -8,6 +8,7 @@ import type { CheckDeps } from './check.ts';
 import type { Hosted } from './hosted.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
+import type { Offer } from './x402/seller.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
@@ -36,6 +37,8 @@ export type Sales = {
   /** Verifies the payment, runs `handler`, settles only after a successful answer, and completes the answer only
    *  after the settlement landed. */
   sell(event: H3Event, offer: OfferName, handler: () => Promise<SaleAnswer>): Promise<Response>;
+  /** The same for an offer made at request time (an invoice, priced at its total). */
+  sellOffer(event: H3Event, offer: Offer, handler: () => Promise<SaleAnswer>): Promise<Response>;
 };
 
 export type AppDeps = CheckDeps & {

@@ -7,6 +7,7 @@
  * Spec literals are written out here, never read from core/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bandOf } from '../../core/hosted.ts';
 import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-key.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../helpers/world.ts';
 
@@ -187,5 +188,63 @@ describe('hosted checks', () => {
     expect((await paid.balances(0)).service - before.service).toBe(20000n);
     // The paid call is not on the invoice: the month still counts 1,001 hosted calls.
     expect(hosted().meter.calls('capped', month())).toBe(1001);
+  });
+});
+
+describe('monthly invoices', () => {
+  it('are paid through x402 for exactly their total, once, and show paid', async () => {
+    const [key = ''] = await integrator('billed', '0');
+    const now = new Date();
+    const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15))
+      .toISOString()
+      .slice(0, 7);
+    // 1,500 hosted checks last month, journaled as the check route journals them: 500 at USD 0.02.
+    await Promise.all(
+      Array.from({ length: 1500 }, (_, i) => {
+        hosted().meter.restore(last, 'billed', 1, []);
+        return hosted().record(
+          { integrator: 'billed', month: last, n: i + 1, ...bandOf(i + 1), endUser: null, release: () => {} },
+          'k',
+          null,
+        );
+      }),
+    );
+    const run = JSON.parse(await hosted().apply(JSON.stringify({ op: 'invoices', month: last })));
+    const id = `inv-${last.replace('-', '')}-billed`;
+    expect(run).toContainEqual({ id, integrator: 'billed', total_atomic: '10000000', created: true });
+
+    const payUrl = `${paid.spot.url}/v1/invoices/${id}/pay`;
+    const unpaid = await fetch(payUrl);
+    expect(unpaid.status).toBe(402);
+    expect(requirementOf(unpaid).accepts[0]).toMatchObject({
+      amount: '10000000',
+      payTo: paid.world.state.serviceWallet,
+      network: 'eip155:8453',
+    });
+
+    const before = await paid.balances(1);
+    const answer = await paid.payingFetch(1, { maxUsd: '10', ip: '198.18.9.4' })(payUrl);
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { payment: { status: string; tx: string }; access: { tx: string } };
+    expect(body.payment).toMatchObject({ status: 'paid', tx: body.access.tx });
+    const after = await paid.balances(1);
+    expect(after.service - before.service).toBe(10_000_000n);
+    expect(before.buyer - after.buyer).toBe(10_000_000n);
+    expect(await paid.transfers(body.access.tx as `0x${string}`)).toEqual([
+      { from: paid.buyer(1).address, to: paid.world.state.serviceWallet, value: 10_000_000n },
+    ]);
+
+    const me = await (
+      await fetch(`${paid.spot.url}/v1/integrators/me`, { headers: { authorization: `Bearer ${key}` } })
+    ).json();
+    expect(me.previous_months[0]).toMatchObject({
+      month: last,
+      calls: 1500,
+      invoice: { id, status: 'paid', tx: body.access.tx, total: { atomic: '10000000', usd: '10' } },
+    });
+    const again = await paid.payingFetch(1, { maxUsd: '10', ip: '198.18.9.4' })(payUrl);
+    expect(again.status).toBe(409);
+    expect((await again.json()).error.code).toBe('invoice_paid');
+    expect((await paid.balances(1)).buyer).toBe(after.buyer);
   });
 });
