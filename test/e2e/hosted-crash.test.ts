@@ -9,9 +9,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-key.ts';
-import { applyOp, parseOp } from '../../io/integrator-ops.ts';
-import { openIntegratorStore } from '../../io/integrator-store.ts';
+import { seedIntegrator } from '../helpers/integrators.ts';
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-hosted-crash-'));
@@ -22,29 +20,6 @@ afterAll(async () => {
   server?.child.kill('SIGKILL');
   await rm(dataDir, { recursive: true, force: true });
 });
-
-/** The integrator and its keys, made with the operator's operations before the server starts. */
-async function seed(): Promise<string[]> {
-  const store = await openIntegratorStore(join(dataDir, 'integrators.duckdb'));
-  const at = new Date().toISOString();
-  const apply = (op: unknown) => applyOp(store, parseOp(op), async () => null);
-  await apply({ op: 'create', id: 'crashy', name: 'Crashy', credit_limit_atomic: '0', at });
-  const keys: string[] = [];
-  for (let i = 0; i < 3; i++) {
-    const key = newServiceKey((n) => crypto.getRandomValues(new Uint8Array(n)));
-    await apply({
-      op: 'issue',
-      integrator: 'crashy',
-      key_id: key.id,
-      secret_hash: hashSecret(key.secret),
-      label: `k${i}`,
-      at,
-    });
-    keys.push(formatServiceKey(key));
-  }
-  await store.close();
-  return keys;
-}
 
 const check = (base: string, n: number, key: string) =>
   fetch(
@@ -65,7 +40,7 @@ async function monthCalls(base: string, key: string): Promise<number> {
 
 describe('hosted usage and SIGKILL', () => {
   it('keeps every acknowledged hosted call, and counts each once after a clean restart', async () => {
-    const keys = await seed();
+    const keys = await seedIntegrator(dataDir, 'crashy', { keys: 3, creditLimitAtomic: '0' });
     const port = await freePort();
     server = await startServerProcess(dataDir, port, {});
     const acknowledged = { count: 0 };
