@@ -18,6 +18,7 @@ const BENCHES: Entry[] = [
   { name: 'check-latency', load: () => import('./check-latency.ts') },
   { name: 'check-throughput', load: () => import('./check-throughput.ts') },
   { name: 'hosted-throughput', load: () => import('./hosted-throughput.ts') },
+  { name: 'invoices', load: () => import('./invoices.ts') },
   { name: 'paid-check', load: () => import('./paid-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
