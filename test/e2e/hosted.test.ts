@@ -13,6 +13,8 @@ import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../hel
 
 const PATH = '/v1/products/endpoint-spot-check';
 let paid: PaidWorld;
+/** A settlement transaction of this run (the credit-limit test), for payment status. */
+let settledTx = '';
 const AT = '2026-01-01T00:00:00.000Z';
 
 beforeAll(async () => {
@@ -185,9 +187,35 @@ describe('hosted checks', () => {
     expect(answer.status).toBe(200);
     const body = (await answer.json()) as { access: { tier: string; tx: string } };
     expect(body.access.tier).toBe('paid');
+    settledTx = body.access.tx;
     expect((await paid.balances(0)).service - before.service).toBe(20000n);
     // The paid call is not on the invoice: the month still counts 1,001 hosted calls.
     expect(hosted().meter.calls('capped', month())).toBe(1001);
+  });
+});
+
+describe('hosted payment status', () => {
+  it('answers with the hosted block and counts in the same month as the checks', async () => {
+    expect(settledTx).toMatch(/^0x[0-9a-f]{64}$/);
+    const [key = ''] = await integrator('status', '0');
+    const ask = () =>
+      fetchFrom('198.18.9.5')(`${paid.spot.url}/v1/products/payment-status`, {
+        method: 'POST',
+        headers: { 'x-service-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ tx_hash: settledTx }),
+      });
+    const first = await ask();
+    expect(first.status).toBe(200);
+    const body = (await first.json()) as HostedBody & { status: string };
+    expect(body.status).toBe('landed');
+    expect(body.access_tier).toBe('hosted');
+    expect(body.access).toMatchObject({
+      tier: 'hosted',
+      hosted: { integrator_id: 'status', band: 'free_allowance', price_atomic: '0' },
+    });
+    expect(first.headers.get('ratelimit')).toMatch(/^"hosted";r=119;t=\d+$/);
+    expect((await ask()).status).toBe(200);
+    expect(hosted().meter.calls('status', month())).toBe(2);
   });
 });
 
