@@ -26,7 +26,7 @@ export function createApp(deps: AppDeps): H3 {
     event.res.headers.set('access-control-allow-origin', '*');
     event.res.headers.set(
       'access-control-expose-headers',
-      'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE',
+      'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, RateLimit, RateLimit-Policy, Retry-After, x-service-hosted',
     );
   });
   app.options(

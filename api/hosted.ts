@@ -123,11 +123,15 @@ export function presentedKey(event: H3Event): string | null {
 }
 
 /** The hosted caller of a request that must present a valid integrator key; 401 otherwise (spec §5.5). */
-export function requireHostedCaller(event: H3Event, hosted: Hosted | null): HostedCaller {
+export function requireHostedCaller(
+  event: H3Event,
+  hosted: Hosted | null,
+): { hosted: Hosted; caller: HostedCaller } {
   const presented = presentedKey(event);
   if (presented === null)
     throw apiError(401, 'missing_key', 'Send the integrator key as Authorization: Bearer.');
-  const result = hosted?.authenticate(presented);
-  if (!result?.ok) throw apiError(401, 'bad_key', result?.message ?? 'The service key is not valid.');
-  return result.caller;
+  const result = hosted?.authenticate(presented) ?? null;
+  if (hosted === null || result === null) throw apiError(401, 'bad_key', 'The service key is not valid.');
+  if (!result.ok) throw apiError(401, 'bad_key', result.message);
+  return { hosted, caller: result.caller };
 }

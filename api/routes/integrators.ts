@@ -13,9 +13,9 @@ import { type Hosted, type HostedCaller, requireHostedCaller } from '../hosted.t
 /** Registers the integrator routes. */
 export function integratorRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/integrators/me', async (event) => {
-    const caller = requireHostedCaller(event, deps.hosted);
+    const { hosted, caller } = requireHostedCaller(event, deps.hosted);
     event.res.headers.set('cache-control', 'no-store');
-    return account(deps.hosted as Hosted, caller, utcMonth(deps.now()), deps.baseUrl);
+    return account(hosted, caller, utcMonth(deps.now()), deps.baseUrl);
   });
 }
 

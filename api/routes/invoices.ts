@@ -26,11 +26,10 @@ export function invoiceRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/invoices/:file', async (event) => {
     const file = event.context.params?.file ?? '';
     const pdf = file.endsWith('.pdf');
-    const row = await ownInvoice(event, deps.hosted, pdf ? file.slice(0, -4) : file);
+    const { hosted, row } = await ownInvoice(event, deps.hosted, pdf ? file.slice(0, -4) : file);
     event.res.headers.set('cache-control', 'private, no-store');
     if (!pdf) return { invoice: row.body, payment: paymentOf(row) };
-    const dir = (deps.hosted as Hosted).invoicesDir;
-    const bytes = await readFile(invoicePaths(dir, row).pdf).catch(() =>
+    const bytes = await readFile(invoicePaths(hosted.invoicesDir, row).pdf).catch(() =>
       renderInvoicePdf(row.body as SignedInvoice),
     );
     return new Response(new Uint8Array(bytes), {
@@ -84,10 +83,10 @@ export function paymentOf(row: InvoiceRow) {
   return { status: row.status, tx: row.tx, paid_at: row.paidAt };
 }
 
-async function ownInvoice(event: H3Event, hosted: Hosted | null, id: string): Promise<InvoiceRow> {
-  const caller = requireHostedCaller(event, hosted);
-  const row = isInvoiceId(id) ? await hosted?.store.invoice(id) : null;
+async function ownInvoice(event: H3Event, maybe: Hosted | null, id: string) {
+  const { hosted, caller } = requireHostedCaller(event, maybe);
+  const row: InvoiceRow | null = isInvoiceId(id) ? await hosted.store.invoice(id) : null;
   if (!row || row.integrator !== caller.integrator.id)
     throw apiError(404, 'invoice_not_found', 'No invoice of yours has that id.');
-  return row;
+  return { hosted, row };
 }
