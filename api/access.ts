@@ -1,12 +1,14 @@
 /**
- * The access gate (design.md "Layout": free, paid, exempt, dry-run). It decides the tier of a call and takes
- * free-tier quota synchronously, before any await, so concurrent calls are counted exactly.
+ * The access gate (design.md "Layout": free, paid, hosted, exempt, dry-run). It decides who is asking
+ * ({@link resolveAsker}) and takes free-tier quota synchronously, before any await, so concurrent calls are
+ * counted exactly.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { clientNetworks } from '../core/client-address.ts';
 import type { Quota, QuotaKey, Reservation } from '../core/quota.ts';
 import { apiError } from './errors.ts';
+import { type Hosted, type HostedCaller, presentedKey } from './hosted.ts';
 import { clientAddress, type Identity, type ProxyTrust } from './identity.ts';
 
 export type ExemptKey = { name: string; secret: string };
@@ -32,19 +34,52 @@ export type FreeGrant = {
 };
 
 /**
- * The exempt key a request presents (`x-service-key` or `Authorization: Bearer`), null when it presents none.
- * A key that matches no exempt key is a 401: it never falls back to the free tier (spec §5.5).
+ * Who is asking (issue 9 item 1): the one decision every route and MCP tool starts from.
+ * - A presented key (`x-service-key`, else `Authorization: Bearer`): an exempt key, else an active integrator key
+ *   where the route takes them (`hosted`), else a 401; a key never falls back to a free answer (spec §5.5).
+ * - A dry run (`mode=dry-run`) is free: a payment sent with it is never taken.
+ * - A payment header (`paid`), else the free tier.
  */
-export function exemptKeyOf(event: H3Event, gate: Gate): ExemptKey | null {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(event.req.headers.get('authorization') ?? '')?.[1];
-  const presented = event.req.headers.get('x-service-key') ?? bearer;
-  if (!presented) return null;
+export type Asker =
+  | { tier: 'exempt'; key: ExemptKey }
+  | { tier: 'hosted'; caller: HostedCaller }
+  | { tier: 'paid' }
+  | { tier: 'free' }
+  | { tier: 'dry-run' };
+
+/** Decides who is asking. `hosted` is false on routes that take no integrator keys (they answer 401). */
+export function resolveAsker(
+  event: H3Event,
+  gate: Gate,
+  hosted: Hosted | null,
+  route: { hosted: boolean; dryRun: boolean },
+): Asker {
+  const presented = presentedKey(event);
+  if (presented !== null) {
+    const exempt = matchExemptKey(presented, gate.exemptKeys);
+    if (exempt) return { tier: 'exempt', key: exempt };
+    const result = hosted?.authenticate(presented) ?? null;
+    if (result?.ok && route.hosted) return { tier: 'hosted', caller: result.caller };
+    if (result?.ok) {
+      throw apiError(
+        401,
+        'bad_key',
+        'Integrator keys are taken by the check and payment status; this route needs no key.',
+      );
+    }
+    throw apiError(401, 'bad_key', result?.message ?? 'The service key is not valid.');
+  }
+  if (route.dryRun) return { tier: 'dry-run' };
+  return hasPayment(event) ? { tier: 'paid' } : { tier: 'free' };
+}
+
+function matchExemptKey(presented: string, keys: ExemptKey[]): ExemptKey | null {
   const given = Buffer.from(presented);
-  for (const key of gate.exemptKeys) {
+  for (const key of keys) {
     const expected = Buffer.from(key.secret);
     if (given.length === expected.length && timingSafeEqual(given, expected)) return key;
   }
-  throw apiError(401, 'bad_key', 'The service key is not valid.');
+  return null;
 }
 
 /** True when the request carries an x402 payment (spec §5.2: either header). */

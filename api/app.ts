@@ -9,6 +9,8 @@ import { toErrorResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/route.ts';
 import { openApiRoutes } from './openapi.ts';
 import { checkRoutes } from './routes/check.ts';
+import { integratorRoutes } from './routes/integrators.ts';
+import { invoiceRoutes } from './routes/invoices.ts';
 import { listingRoutes } from './routes/listings.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
@@ -29,7 +31,7 @@ export function createApp(deps: AppDeps): H3 {
     event.res.headers.set('access-control-allow-origin', '*');
     event.res.headers.set(
       'access-control-expose-headers',
-      'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE',
+      'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, RateLimit, RateLimit-Policy, Retry-After, x-service-hosted',
     );
   });
   app.options(
@@ -61,5 +63,7 @@ export function createApp(deps: AppDeps): H3 {
   mcpRoutes(app, deps, API_VERSION);
   openApiRoutes(app, deps.baseUrl, API_VERSION);
   listingRoutes(app, deps);
+  integratorRoutes(app, deps);
+  invoiceRoutes(app, deps);
   return app;
 }

@@ -26,7 +26,7 @@ export type CheckDeps = {
 
 /** Who an unpaid check is for: decides the receipt label and what the answer shows. */
 export type CheckAccess = {
-  tier: 'free' | 'exempt';
+  tier: 'free' | 'exempt' | 'hosted';
   /** `self-checked` only for the service's own self-test client (design.md). */
   checkType: 'dry-run' | 'self-checked';
   quota: { day: string; keys: Array<[string, string]> } | null;
@@ -36,7 +36,7 @@ export type CheckAccess = {
 type QuotaRecord = CheckAccess['quota'];
 
 /** A receipt's `access`: the tier alone, or the paid block naming the landed settlement. */
-export type ReceiptAccess = { tier: 'free' | 'exempt' } | PaidAccess;
+export type ReceiptAccess = { tier: CheckAccess['tier'] } | PaidAccess;
 
 /** A check computed but not yet issued. */
 export type CheckDraft = {
@@ -124,7 +124,10 @@ export async function draftCheck(
   const observation = check.observation;
   const issue: CheckDraft['issue'] = (receiptAccess, quota) =>
     deps.ledger.issue(
-      { ...unsigned, access: receiptAccess },
+      {
+        ...(receiptAccess.tier === 'free' || params.mode === 'dry-run' ? check.freeUnsigned : unsigned),
+        access: receiptAccess,
+      },
       {
         row: { ...row, tier: receiptAccess.tier },
         observation:

@@ -5,9 +5,11 @@ import type { H3Event } from 'h3';
 import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
+import type { Hosted } from './hosted.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
 import type { ListingsDeps } from './routes/listings.ts';
+import type { Offer } from './x402/seller.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
@@ -36,6 +38,8 @@ export type Sales = {
   /** Verifies the payment, runs `handler`, settles only after a successful answer, and completes the answer only
    *  after the settlement landed. */
   sell(event: H3Event, offer: OfferName, handler: () => Promise<SaleAnswer>): Promise<Response>;
+  /** The same for an offer made at request time (an invoice, priced at its total). */
+  sellOffer(event: H3Event, offer: Offer, handler: () => Promise<SaleAnswer>): Promise<Response>;
 };
 
 export type AppDeps = CheckDeps &
@@ -47,4 +51,7 @@ export type AppDeps = CheckDeps &
     reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
     /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
     chain: ChainReaderLike | null;
+    /** Hosted mode: integrators, keys, usage, invoices. Null only where an app is built without it (tests of other
+     *  routes): every integrator key is then a 401. */
+    hosted: Hosted | null;
   };

@@ -5,13 +5,12 @@
  * running, the file is imported straight into the database; with a server running, it is handed over through the
  * server's inbox and this command waits for the server's answer.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { parseListings } from '../core/listings.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
-import { publishToInbox } from '../io/inbox.ts';
+import { handOver } from '../io/inbox.ts';
 import { readConfig } from './config.ts';
 
 const file = process.argv[2];
@@ -50,21 +49,13 @@ try {
   const name = `listings-${Date.now()}-${basename(file)
     .replace(/[^A-Za-z0-9._-]/g, '_')
     .replace(/\.json$/, '')}`;
-  await publishToInbox(paths.inbox, name, content);
-  const done = join(paths.inbox, 'done', `${name}.json.result`);
-  const failed = join(paths.inbox, 'failed', `${name}.json.error`);
-  for (let waited = 0; waited < 15_000; waited += 250) {
-    if (existsSync(done)) {
-      console.log(`the running server ${(await readFile(done, 'utf8')).trim()}`);
-      process.exit(0);
-    }
-    if (existsSync(failed)) {
-      console.error(`the running server refused the file: ${(await readFile(failed, 'utf8')).trim()}`);
-      process.exit(1);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  console.log(
-    `a server holds ${paths.database}; the file waits in ${paths.inbox} and is imported when it polls`,
-  );
+  const outcome = await handOver(paths.inbox, name, content);
+  if (outcome.status === 'done') console.log(`the running server ${outcome.note}`);
+  else if (outcome.status === 'failed') {
+    console.error(`the running server refused the file: ${outcome.note}`);
+    process.exit(1);
+  } else
+    console.log(
+      `a server holds ${paths.database}; the file waits in ${paths.inbox} and is imported when it polls`,
+    );
 }

@@ -8,7 +8,7 @@ import { type H3Event, HTTPError } from 'h3';
 import type { SaleAnswer, Sales } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OfferMethod, offerFor } from './x402/offers.ts';
-import { paidAccess, paidJson, type Seller } from './x402/seller.ts';
+import { type Offer, paidAccess, paidJson, type Seller } from './x402/seller.ts';
 
 /** Wraps the seller for the app's routes. */
 export function createSales(seller: Seller, baseUrl: string): Sales {
@@ -19,22 +19,27 @@ export function createSales(seller: Seller, baseUrl: string): Sales {
       return seller.paymentRequired(offer(event, name), { error, ...(headers ? { headers } : {}) });
     },
     sell(event, name, handler) {
-      return seller.sell(event, offer(event, name), async () => {
-        try {
-          const answer: SaleAnswer = await handler();
-          return paidJson(
-            async (settlement) => {
-              const access = paidAccess(settlement);
-              const body = 'complete' in answer ? await answer.complete(access) : answer.body;
-              return { ...body, access };
-            },
-            { status: answer.status },
-          );
-        } catch (error) {
-          if (error instanceof HTTPError) return toErrorResponse(error);
-          throw error;
-        }
-      });
+      return sellOffer(event, offer(event, name), handler);
     },
+    sellOffer,
   };
+
+  function sellOffer(event: H3Event, made: Offer, handler: () => Promise<SaleAnswer>) {
+    return seller.sell(event, made, async () => {
+      try {
+        const answer: SaleAnswer = await handler();
+        return paidJson(
+          async (settlement) => {
+            const access = paidAccess(settlement);
+            const body = 'complete' in answer ? await answer.complete(access) : answer.body;
+            return { ...body, access };
+          },
+          { status: answer.status },
+        );
+      } catch (error) {
+        if (error instanceof HTTPError) return toErrorResponse(error);
+        throw error;
+      }
+    });
+  }
 }

@@ -21,6 +21,7 @@ import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
+import { openIntegratorStore } from '../io/integrator-store.ts';
 import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
 import { createLedger } from '../io/ledger.ts';
@@ -31,7 +32,9 @@ import { createApp } from './app.ts';
 import type { Prober } from './check.ts';
 import type { Config } from './config.ts';
 import type { AppDeps } from './deps.ts';
+import { createHosted } from './hosted.ts';
 import { createIdentity } from './identity.ts';
+import { OPERATOR_INBOX_PREFIX } from './operator.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
@@ -83,6 +86,15 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     checkpointFile: paths.checkpoint,
   });
   await recoverWithQuota(ledger, quota, now());
+  const hosted = await createHosted({
+    store: await openIntegratorStore(paths.integrators),
+    journal,
+    now,
+    signer: () => keys.signer,
+    payTo: serviceWallet.address,
+    baseUrl: config.baseUrl,
+    invoicesDir: paths.invoices,
+  });
 
   const allow = parseCidrList(config.probeAllowCidrs);
   const prober =
@@ -128,9 +140,14 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     }),
     chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
     runs: { crawl: runPaths(config.dataDir, 'crawl'), bazaar: runPaths(config.dataDir, 'bazaar') },
+    hosted,
   };
 
-  const inbox = watchInbox(paths.inbox, listingsHandler(deps));
+  const listings = listingsHandler(deps);
+  // The operator CLIs' operations and listings files share the inbox; the file name tells them apart.
+  const inbox = watchInbox(paths.inbox, (name, content) =>
+    name.startsWith(OPERATOR_INBOX_PREFIX) ? hosted.apply(content) : listings(name, content),
+  );
   const crawlRuns = watchPublishedRuns({
     store,
     paths: deps.runs.crawl,
@@ -148,6 +165,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       await crawlRuns.poll();
       await inbox.stop();
       await ledger.checkpoint();
+      await hosted.close();
       await journal.close();
       await store.close();
     },

@@ -17,6 +17,8 @@ type Entry = { name: string; load: () => Promise<BenchModule | null> };
 const BENCHES: Entry[] = [
   { name: 'check-latency', load: () => import('./check-latency.ts') },
   { name: 'check-throughput', load: () => import('./check-throughput.ts') },
+  { name: 'hosted-throughput', load: () => import('./hosted-throughput.ts') },
+  { name: 'invoices', load: () => import('./invoices.ts') },
   { name: 'paid-check', load: () => import('./paid-check.ts') },
   { name: 'mcp-check', load: () => import('./mcp-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },

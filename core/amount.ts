@@ -114,3 +114,26 @@ function assertDecimals(decimals: number): void {
     throw new RangeError(`bad token decimals: ${decimals}`);
   }
 }
+
+/**
+ * Decimal USD text of an atomic USDC amount (6 decimals), without float arithmetic.
+ * @example atomicToUsdText('20000') // '0.02'
+ */
+export function atomicToUsdText(atomic: string): string {
+  assertAtomic(atomic);
+  const padded = atomic.padStart(7, '0');
+  const whole = padded.slice(0, -6);
+  const fraction = padded.slice(-6).replace(/0+$/, '');
+  return fraction.length === 0 ? whole : `${whole}.${fraction}`;
+}
+
+/**
+ * A USD decimal as atomic USDC (6 decimals); null when it is not a decimal {@link parseUsd} accepts or has a
+ * fraction finer than one atomic unit.
+ * @example usdToAtomic('12.5') // '12500000'; usdToAtomic('0.0000001') // null
+ */
+export function usdToAtomic(usd: string): string | null {
+  const parsed = parseDecimal(usd);
+  if (parsed === null || parsed.scale > 6) return null;
+  return (parsed.units * 10n ** BigInt(6 - parsed.scale)).toString();
+}

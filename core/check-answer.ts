@@ -57,6 +57,8 @@ export type CheckAssembly = {
   free: Record<string, unknown>;
   /** The receipt without `access`, `kid` and `signature`. */
   unsigned: Record<string, unknown> & { id: string; issued_at: string };
+  /** The receipt of a free or dry-run check: the free answer, never the paid detail (issue 9 item 1). */
+  freeUnsigned: Record<string, unknown> & { id: string; issued_at: string };
 };
 
 /** Receipt URL of an id: one template for the answer, the receipt and the listings. */
@@ -146,7 +148,7 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
     ...(decision.expiry ? { expiry_check: decision.expiry } : {}),
   };
   const host = new URL(request.url).host;
-  const unsigned = {
+  const context = {
     id: input.id,
     type: 'check',
     issued_at: now.toISOString(),
@@ -154,24 +156,39 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
     method: request.method,
     mode: input.mode,
     ...input.context,
-    ...facts,
+  };
+  const tail = {
     http_status: outcome.kind === 'response' ? outcome.response.status : null,
     badge: badgeSnippets({ baseUrl: input.baseUrl, host, receiptUrl, verdict: decision.verdict }),
+  };
+  const free = {
+    verdict: decision.verdict,
+    reason: reasonText(decision.reason),
+    payment_terms_sha256: termsHash,
+    receipt_id: input.id,
+    receipt_url: receiptUrl,
+    pay_to_changed: facts.pay_to_changed,
+    reason_code: decision.reason,
+    check_type: checkType,
   };
   return {
     decision,
     observation: input.cached ? null : observation,
     full: { ...facts, history_observations: known ? observations : null },
-    free: {
-      verdict: decision.verdict,
-      reason: reasonText(decision.reason),
-      payment_terms_sha256: termsHash,
-      receipt_id: input.id,
-      receipt_url: receiptUrl,
-      pay_to_changed: facts.pay_to_changed,
-      reason_code: decision.reason,
-      check_type: checkType,
+    free,
+    unsigned: { ...context, ...facts, ...tail },
+    // A receipt holds the answer its caller got (spec §2.6): the free answer (the reason by its code, as in every
+    // receipt), what the public-state rule reads (where the expectation came from, the caller's own claim, whether
+    // an expiry check was asked) and when the probe was made; never the paid detail (payment, quality, expiry block).
+    freeUnsigned: {
+      ...context,
+      ...free,
+      reason: decision.reason,
+      expected_source: facts.expected_source,
+      claimed_price_usd: facts.claimed_price_usd,
+      probe: facts.probe,
+      ...(request.checkExpiry ? { check_expiry: true } : {}),
+      ...tail,
     },
-    unsigned,
   };
 }

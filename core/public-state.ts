@@ -22,6 +22,8 @@ export function isPublicState(receipt: Readonly<Record<string, unknown>>): boole
     (receipt.expected_source === 'listing' || receipt.expected_source === null) &&
     (receipt.claimed_price_usd === null || receipt.claimed_price_usd === undefined) &&
     receipt.expiry_check === undefined &&
+    // A free or dry-run receipt keeps no expiry block, only that one was asked (api/check.ts).
+    receipt.check_expiry !== true &&
     receipt.http_status !== 405
   );
 }

@@ -14,5 +14,8 @@ export function dataPaths(dataDir: string) {
     inbox: join(dataDir, 'inbox'),
     /** The ledger's index checkpoint. */
     checkpoint: join(dataDir, 'index-checkpoint.json'),
+    /** Hosted mode's integrators, keys, usage snapshot and invoices (its own file: `io/integrator-store.ts`). */
+    integrators: join(dataDir, 'integrators.duckdb'),
+    invoices: join(dataDir, 'invoices'),
   };
 }

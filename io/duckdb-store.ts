@@ -313,7 +313,8 @@ function double(value: number | null): string | null {
   return value === null || !Number.isFinite(value) ? null : String(value);
 }
 
-async function select(db: DuckDBConnection, sql: string, values: DuckDBValue[]) {
+/** Runs a query and returns its rows as plain objects. */
+export async function select(db: DuckDBConnection, sql: string, values: DuckDBValue[]) {
   const reader = await db.runAndReadAll(sql, values);
   return reader.getRowObjectsJS() as Array<Record<string, unknown>>;
 }

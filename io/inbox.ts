@@ -3,6 +3,7 @@
  * single-writer, stack-notes Gotcha 5). A producer writes `<inbox>/<name>.tmp`, renames it to `<name>.json`
  * (atomic), and the server ingests it and moves it to `done/` (or `failed/` with a `.error` note).
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -16,6 +17,30 @@ export async function publishToInbox(inbox: string, name: string, content: strin
   await writeFile(tmp, content);
   await rename(tmp, final);
   return final;
+}
+
+/** What became of a file handed over: the server's note, its refusal, or still waiting when the wait ran out. */
+export type HandOver =
+  | { status: 'done'; note: string }
+  | { status: 'failed'; note: string }
+  | { status: 'waiting'; path: string };
+
+/** Publishes a file and waits up to `timeoutMs` for the server's note (done) or error (failed). */
+export async function handOver(
+  inbox: string,
+  name: string,
+  content: string,
+  timeoutMs = 15_000,
+): Promise<HandOver> {
+  const path = await publishToInbox(inbox, name, content);
+  const done = join(inbox, 'done', `${name}.json.result`);
+  const failed = join(inbox, 'failed', `${name}.json.error`);
+  for (let waited = 0; waited <= timeoutMs; waited += 100) {
+    if (existsSync(done)) return { status: 'done', note: (await readFile(done, 'utf8')).trim() };
+    if (existsSync(failed)) return { status: 'failed', note: (await readFile(failed, 'utf8')).trim() };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { status: 'waiting', path };
 }
 
 /** Ingests what is waiting, then polls every `intervalMs` until stopped. */

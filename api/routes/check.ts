@@ -1,15 +1,17 @@
 /**
  * `GET` and `POST /v1/products/endpoint-spot-check` (spec §4). Bad input is a 400 with a stable code; failures of
- * the target are a 200 with a verdict (spec §7). Free checks (5 a day per client, 25 per client network), dry runs
- * (50 a day per caller, with address and network ceilings), exempt keys, then paid checks through x402.
+ * the target are a 200 with a verdict (spec §7). Who is asking decides the rest (`resolveAsker`): exempt and
+ * hosted keys, dry runs (free, 50 a day per caller, never paid for), paid checks through x402, then free checks (5
+ * a day per client, 25 per client network) and the 402.
  */
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
-import { answerFree, exemptKeyOf, hasPayment, takeDryRun, takeFree } from '../access.ts';
+import { answerFree, resolveAsker, takeDryRun, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import { type CheckAccess, draftCheck, runCheck } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
+import { answerHosted, takeRate } from '../hosted-access.ts';
 import { type CheckParams, parseCheckParams } from '../params.ts';
 import { queryOf } from '../query.ts';
 
@@ -22,48 +24,77 @@ export function checkRoutes(app: H3, deps: AppDeps): void {
 }
 
 async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
-  const exempt = exemptKeyOf(event, deps.gate);
-  const paying = exempt === null && hasPayment(event);
-
-  if (paying) {
-    // Paid: payment first, then parameters, then settlement only after a successful answer (spec §4); the receipt
-    // is issued only once the settlement landed, naming its transaction (issue 12).
-    return deps.sales.sell(event, 'check', async () => {
-      const params = validated(raw);
-      const draft = await draftCheck(deps, params, 'dry-run');
-      const body = { ...draft.full, reputation: await deps.reputation(params) };
-      return {
-        status: 200,
-        complete: async (access) => {
-          await draft.issue(access, null);
-          return body;
-        },
-      };
-    });
-  }
+  const parsed = parseCheckParams(raw);
+  // A dry run is read before anything is sold: a payment sent with one is never taken.
+  const dryRun = parsed.ok && parsed.value.mode === 'dry-run';
+  const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: true, dryRun });
+  if (asker.tier === 'paid') return sellCheck(event, deps, raw);
 
   const params = validated(raw);
-  if (exempt) {
-    const checkType = exempt.name === 'self' ? 'self-checked' : 'dry-run';
+  if (asker.tier === 'exempt') {
+    const checkType = asker.key.name === 'self' ? 'self-checked' : 'dry-run';
     const result = await runCheck(deps, params, { tier: 'exempt', checkType, quota: null });
+    if (dryRun) return { ...result.free, access: { tier: 'exempt' } };
     return { ...result.full, reputation: await deps.reputation(params), access: { tier: 'exempt' } };
   }
+  if (asker.tier === 'hosted' && deps.hosted) {
+    const hosted = { ...deps, hosted: deps.hosted };
+    if (dryRun) {
+      // A dry run is never billed: rate-limited like every hosted call, answered in the dry-run shape.
+      takeRate(event, hosted.hosted, asker.caller);
+      const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', quota: null });
+      return { ...result.free, access: { tier: 'hosted' }, access_tier: 'hosted' };
+    }
+    return answerHosted(
+      event,
+      hosted,
+      asker.caller,
+      'check',
+      async () => {
+        const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', quota: null });
+        return {
+          body: { ...result.full, reputation: await deps.reputation(params) },
+          receiptId: result.receipt.id,
+        };
+      },
+      () => sellCheck(event, deps, raw),
+    );
+  }
+  return freeCheck(event, deps, params);
+}
 
-  const grant =
-    params.mode === 'dry-run'
-      ? takeDryRun(event, deps.gate, params, {
-          perCaller: LIMITS.dryRunsPerDay,
-          perAddress: LIMITS.dryRunsPerAddress,
-          perNetwork: LIMITS.dryRunsPerNetwork,
-          perSite: LIMITS.dryRunsPerSite,
-        })
-      : takeFree(event, deps.gate, 'check', {
-          perAddress: LIMITS.freeChecksPerDay,
-          perNetwork: LIMITS.freeChecksPerNetwork,
-          perSite: LIMITS.freeChecksPerSite,
-        });
+/** Paid: payment first, then parameters, then the receipt, issued only once the settlement landed (issue 12). */
+function sellCheck(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
+  return deps.sales.sell(event, 'check', async () => {
+    const params = validated(raw);
+    const draft = await draftCheck(deps, params, 'dry-run');
+    const body = { ...draft.full, reputation: await deps.reputation(params) };
+    return {
+      status: 200,
+      complete: async (access) => {
+        await draft.issue(access, null);
+        return body;
+      },
+    };
+  });
+}
+
+async function freeCheck(event: H3Event, deps: AppDeps, params: CheckParams) {
+  const dryRun = params.mode === 'dry-run';
+  const grant = dryRun
+    ? takeDryRun(event, deps.gate, params, {
+        perCaller: LIMITS.dryRunsPerDay,
+        perAddress: LIMITS.dryRunsPerAddress,
+        perNetwork: LIMITS.dryRunsPerNetwork,
+        perSite: LIMITS.dryRunsPerSite,
+      })
+    : takeFree(event, deps.gate, 'check', {
+        perAddress: LIMITS.freeChecksPerDay,
+        perNetwork: LIMITS.freeChecksPerNetwork,
+        perSite: LIMITS.freeChecksPerSite,
+      });
   if (!grant) {
-    if (params.mode === 'dry-run') {
+    if (dryRun) {
       throw apiError(
         429,
         'dry_run_limit',

@@ -7,7 +7,7 @@ import type { H3, H3Event } from 'h3';
 import { rankServices } from '../../core/catalog.ts';
 import { LIMITS } from '../../core/limits.ts';
 import { type LookupParams, parseLookupParams } from '../../core/lookup-params.ts';
-import { answerFree, exemptKeyOf, type FreeGrant, hasPayment, takeFree } from '../access.ts';
+import { answerFree, type FreeGrant, resolveAsker, takeFree } from '../access.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { queryOf } from '../query.ts';
@@ -22,11 +22,11 @@ export function lookupRoutes(app: H3, deps: AppDeps): void {
 }
 
 async function free(event: H3Event, deps: AppDeps) {
-  const exempt = exemptKeyOf(event, deps.gate);
-  if (exempt === null && hasPayment(event)) return paid(event, deps, false);
+  const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: false, dryRun: false });
+  if (asker.tier === 'paid') return paid(event, deps, false);
   // Spec §7: a 400 is never metered, so parameters are checked before any quota is taken.
   const params = validated(event, false);
-  if (exempt) return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
+  if (asker.tier === 'exempt') return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
 
   const grant = takeFree(event, deps.gate, 'lookup', {
     perAddress: LIMITS.freeLookupsPerDay,

@@ -10,10 +10,11 @@
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
 import { isBareRequest, type PaymentStatusQuery, parsePaymentStatusInput } from '../../core/payment-input.ts';
-import { answerFree, exemptKeyOf, hasPayment, takeFree } from '../access.ts';
+import { answerFree, resolveAsker, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
+import { answerHosted } from '../hosted-access.ts';
 import {
   draftPaymentStatus,
   type PaymentStatusAccess,
@@ -32,16 +33,10 @@ export function paymentStatusRoutes(app: H3, deps: AppDeps): void {
 }
 
 async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
-  const exempt = exemptKeyOf(event, deps.gate);
-  if (exempt === null && hasPayment(event)) {
-    // The `ps-` receipt is issued only once the settlement landed, naming its transaction (issue 12).
-    return deps.sales.sell(event, 'payment-status', async () => {
-      const draft = chainAnswered(await draftPaymentStatus(runDepsOf(deps), validated(raw)));
-      return { status: 200, complete: (access) => draft.issue(access, null) };
-    });
-  }
+  const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: true, dryRun: false });
+  if (asker.tier === 'paid') return sellStatus(event, deps, raw);
 
-  if (exempt === null && isBareRequest(raw)) {
+  if (asker.tier === 'free' && isBareRequest(raw)) {
     return deps.sales.paymentRequired(
       event,
       'payment-status',
@@ -50,8 +45,22 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   }
   const query = validated(raw);
   noStore(event);
-  if (exempt)
+  if (asker.tier === 'exempt')
     return { ...(await answer(deps, query, { tier: 'exempt', quota: null })), access: { tier: 'exempt' } };
+  if (asker.tier === 'hosted' && deps.hosted) {
+    chainOf(deps);
+    return answerHosted(
+      event,
+      { ...deps, hosted: deps.hosted },
+      asker.caller,
+      'payment-status',
+      async () => {
+        const body = await answer(deps, query, { tier: 'hosted', quota: null });
+        return { body, receiptId: body.id };
+      },
+      () => sellStatus(event, deps, raw),
+    );
+  }
 
   // Nothing to read with: refuse before a free use is taken.
   chainOf(deps);
@@ -69,6 +78,14 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   }
   // A 503 (no chain source answered) is no answer: the free check goes back.
   return answerFree(grant, () => answer(deps, query, { tier: 'free', quota: grant.record }));
+}
+
+/** Paid: the `ps-` receipt is issued only once the settlement landed, naming its transaction (issue 12). */
+function sellStatus(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
+  return deps.sales.sell(event, 'payment-status', async () => {
+    const draft = chainAnswered(await draftPaymentStatus(runDepsOf(deps), validated(raw)));
+    return { status: 200, complete: (access) => draft.issue(access, null) };
+  });
 }
 
 /** The answer without `access`; throws the 503 `chain_unavailable` API error when no source answered. */

@@ -11,6 +11,8 @@ import { type Summary, summarize } from './stats.ts';
 export type LoadOptions = {
   url: string;
   headers?: Record<string, string>;
+  /** Headers of each request, when they differ from one request to the next (e.g. many keys). */
+  headersFor?: () => Record<string, string>;
   connections: number;
   warmupMs: number;
   durationMs: number;
@@ -51,7 +53,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       try {
         const answer = await timedGet(options.url, {
           agent,
-          ...(options.headers ? { headers: options.headers } : {}),
+          ...(options.headersFor
+            ? { headers: options.headersFor() }
+            : options.headers
+              ? { headers: options.headers }
+              : {}),
         });
         ok = options.accept(answer);
         if (ok) {

@@ -17,10 +17,17 @@ export type BenchService = ServerProcess & {
   remove(): Promise<void>;
 };
 
-/** Starts the service; `env` adds or overrides variables (e.g. FACILITATOR_URL). */
-export async function startService(env: Record<string, string> = {}): Promise<BenchService> {
+/**
+ * Starts the service; `env` adds or overrides variables (e.g. FACILITATOR_URL); `prepare` runs on the fresh DATA_DIR
+ * before the server starts (e.g. to create integrators).
+ */
+export async function startService(
+  env: Record<string, string> = {},
+  prepare?: (dataDir: string) => Promise<void>,
+): Promise<BenchService> {
   const data = await tempDataDir('service');
   try {
+    await prepare?.(data.dir);
     const server = await startServer({
       module: 'api/main.ts',
       readyPath: '/healthz',

@@ -3,14 +3,14 @@
  * nothing corrupt. The real server runs in a child process with fsync on; checks of blocked addresses need no
  * network, so the test can answer hundreds of them, kill the process mid-stream and restart it on the same data.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../../verify/verify.ts';
+import { freePort, startServerProcess } from '../helpers/server-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-crash-'));
 const KEY = 'crash-test-exempt-key-0123456789';
@@ -22,36 +22,11 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function startServer(port: number): Promise<string> {
-  const base = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    env: {
-      ...process.env,
-      BASE_URL: base,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      EXEMPT_KEYS: `partner:${KEY}`,
-      TRUST_PROXY: '1',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const spawned = child;
-  exited = new Promise((resolve) => spawned.once('exit', resolve));
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return base;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('server did not start');
+  const started = await startServerProcess(dataDir, port, { EXEMPT_KEYS: `partner:${KEY}` });
+  child = started.child;
+  exited = started.exited;
+  return started.base;
 }
 
 const check = (base: string, n: number, headers: Record<string, string>) =>

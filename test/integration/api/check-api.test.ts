@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FREE_ANSWER_KEYS } from '../../fixtures/answers.ts';
 import { PAY_TO } from '../../fixtures/challenge.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
 import {
@@ -205,19 +206,7 @@ describe('the free tier', () => {
     const spot = await start();
     const res = await check(spot, `${target()}&pay_to=${PAY_TO}&claimed_price=0.01`);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(
-      [
-        'access',
-        'check_type',
-        'pay_to_changed',
-        'payment_terms_sha256',
-        'reason',
-        'reason_code',
-        'receipt_id',
-        'receipt_url',
-        'verdict',
-      ].sort(),
-    );
+    expect(Object.keys(body).sort()).toEqual(FREE_ANSWER_KEYS);
     expect(body).toMatchObject({ verdict: 'pay', reason_code: 'price_ok', check_type: 'dry-run' });
     expect(body.reason).toMatch(/match/);
     expect(body.payment_terms_sha256).toMatch(/^[0-9a-f]{64}$/);
@@ -240,7 +229,9 @@ describe('dry runs', () => {
     const receipt = (await (
       await appFetch(spot.service, `/v1/receipts/${body.receipt_id}`)
     ).json()) as Record<string, unknown>;
-    expect(receipt).toMatchObject({ mode: 'dry-run', payment: null, payment_terms_sha256: null });
+    expect(receipt).toMatchObject({ mode: 'dry-run', payment_terms_sha256: null });
+    // A dry run's receipt publishes the dry-run answer only (issue 9 item 1).
+    expect(receipt).not.toHaveProperty('payment');
     await check(spot, `${target(2)}&mode=live`);
     const list = (await (await appFetch(spot.service, '/v1/receipts?type=dry-run')).json()) as {
       total: number;

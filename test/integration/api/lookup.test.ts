@@ -90,6 +90,7 @@ function setup(options: { store?: Store } = {}) {
     reputation: async () => null,
     chain: null,
     runs: { crawl: runPaths('/nonexistent', 'crawl'), bazaar: runPaths('/nonexistent', 'bazaar') },
+    hosted: null,
   };
   const app = createApp(deps);
   const get = (path: string, headers: Record<string, string> = {}) =>

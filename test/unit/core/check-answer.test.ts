@@ -73,6 +73,35 @@ describe('assembleCheck', () => {
     expect(check.observation).toMatchObject({ amount_atomic: '10000', pay_to: PAY_TO });
   });
 
+  it('keeps the paid detail out of the free receipt: the free answer, the reason code and the public-state inputs', () => {
+    const check = assembleCheck(
+      input({ request: { ...input().request, checkExpiry: true, claimedPrice: '0.01' } }),
+    );
+    expect(check.unsigned).toHaveProperty('payment');
+    expect(check.unsigned).toHaveProperty('quality');
+    for (const member of [
+      'payment',
+      'quality',
+      'expiry_check',
+      'confidence',
+      'history',
+      'history_observations',
+    ])
+      expect(check.freeUnsigned).not.toHaveProperty(member);
+    expect(check.freeUnsigned).toMatchObject({
+      id: ID,
+      type: 'check',
+      client: 'c',
+      verdict: check.decision.verdict,
+      reason: check.decision.reason,
+      reason_code: check.decision.reason,
+      payment_terms_sha256: check.free.payment_terms_sha256,
+      expected_source: 'request',
+      claimed_price_usd: 0.01,
+      check_expiry: true,
+    });
+  });
+
   it('never approves in a dry run, and keeps no observation of a reused probe', () => {
     const check = assembleCheck(input({ mode: 'dry-run', cached: true, checkType: 'self-checked' }));
     expect(check.full).toMatchObject({

@@ -31,6 +31,7 @@ describe('isPublicState', () => {
     ['a claimed price', { claimed_price_usd: 0.01 }],
     ['a claimed price of zero', { claimed_price_usd: 0 }],
     ['an expiry check', { expiry_check: { checked: true } }],
+    ['a free receipt that asked for the expiry check', { check_expiry: true }],
     ['a probe answered 405', { http_status: 405 }],
     ['a payment-status receipt', { type: 'payment-status' }],
     ['no mode', { mode: undefined }],

@@ -1,0 +1,86 @@
+/**
+ * Serving one hosted call (spec §2.5, §5.4, §8), for the check and payment status: the per-key rate limit (429 with
+ * `Retry-After`; the IETF RateLimit fields on every answer), the end user as a salted hash, the month's next call
+ * reserved synchronously against the credit limit, and the use journaled before the answer leaves. Past the credit
+ * limit the call is a 402 with the per-call x402 requirement and `x-service-hosted: credit_limit`; a payment sent
+ * then is taken through the route's paid flow.
+ */
+import type { H3Event } from 'h3';
+import type { HostedUse } from '../core/hosted-meter.ts';
+import { hasPayment } from './access.ts';
+import type { AppDeps, OfferName } from './deps.ts';
+import { apiError } from './errors.ts';
+import type { Hosted, HostedCaller } from './hosted.ts';
+
+const END_USER_MAX = 256;
+
+/** The `hosted` block of an answer (spec §2.5). */
+export function hostedBlock(use: HostedUse) {
+  return {
+    integrator_id: use.integrator,
+    end_user_hash: use.endUser,
+    price_atomic: use.priceAtomic.toString(),
+    band: use.band,
+    month: use.month,
+    billed_on: 'invoice',
+  } as const;
+}
+
+/** Answers a hosted call with what `produce` makes; `payPerCall` is the route's paid flow, past the credit limit. */
+export async function answerHosted<T extends Record<string, unknown>>(
+  event: H3Event,
+  deps: AppDeps & { hosted: Hosted },
+  caller: HostedCaller,
+  offer: OfferName,
+  produce: () => Promise<{ body: T; receiptId: string | null }>,
+  payPerCall: () => Promise<Response>,
+) {
+  const { hosted } = deps;
+  const rate = takeRate(event, hosted, caller);
+  const endUser = endUserOf(event, deps);
+  const reserved = hosted.meter.reserve(caller.integrator.id, caller.integrator.creditLimitAtomic, endUser);
+  if (!reserved.ok) {
+    if (hasPayment(event)) return payPerCall();
+    return deps.sales.paymentRequired(
+      event,
+      offer,
+      'This integrator reached its monthly credit limit; this call costs USD 0.02 through x402.',
+      { 'x-service-hosted': 'credit_limit', ...rate.headers },
+    );
+  }
+  const { use } = reserved;
+  try {
+    const { body, receiptId } = await produce();
+    await hosted.record(use, caller.key.id, receiptId);
+    event.res.headers.set('cache-control', 'private, no-store');
+    return {
+      ...body,
+      access: { tier: 'hosted' as const, hosted: hostedBlock(use) },
+      access_tier: 'hosted' as const,
+    };
+  } catch (error) {
+    // No answer, no use (like the free quota).
+    use.release();
+    throw error;
+  }
+}
+
+/** Counts a call of the key against its rate limit: the RateLimit fields on the answer, or a 429. */
+export function takeRate(event: H3Event, hosted: Hosted, caller: HostedCaller) {
+  const rate = hosted.rate.take(caller.key.id);
+  for (const [name, value] of Object.entries(rate.headers)) event.res.headers.set(name, value);
+  if (!rate.allowed) {
+    throw apiError(429, 'rate_limited', 'This key made 120 checks in the last minute.', rate.headers);
+  }
+  return rate;
+}
+
+/** The salted hash of `x-service-end-user` (spec §5.4: only the hash is stored), null without the header. */
+function endUserOf(event: H3Event, deps: AppDeps): string | null {
+  const value = event.req.headers.get('x-service-end-user');
+  if (value === null) return null;
+  if (value.length === 0 || value.length > END_USER_MAX) {
+    throw apiError(400, 'bad_end_user', `x-service-end-user is 1 to ${END_USER_MAX} characters.`);
+  }
+  return deps.gate.identity.hash('eu', value);
+}

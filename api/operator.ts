@@ -1,0 +1,74 @@
+/**
+ * Runs one hosted-mode operation for the operator CLIs (`integrators-cli.ts`, `invoices-cli.ts`): straight on the
+ * integrator store when no server holds it, else handed to the running server through the inbox (DuckDB is
+ * single-writer), which applies it with the same `applyOp` and writes back what to print.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dataPaths } from '../io/data-paths.ts';
+import { handOver } from '../io/inbox.ts';
+import { applyOp, type IntegratorOp } from '../io/integrator-ops.ts';
+import { type IntegratorStore, openIntegratorStore } from '../io/integrator-store.ts';
+import { issueInvoices } from '../io/invoices.ts';
+import { readJournal } from '../io/journal.ts';
+import { loadSigningKeys } from '../io/keys.ts';
+import { loadServiceWallet } from '../io/secrets.ts';
+import { type Config, readConfig } from './config.ts';
+
+/** The inbox file-name prefix of operations; the server's inbox handler routes on it. */
+export const OPERATOR_INBOX_PREFIX = 'integrators-';
+
+/** Applies `op` and prints its outcome as JSON; exits non-zero on a refusal. */
+export async function runOperatorOp(op: IntegratorOp): Promise<void> {
+  const config = readConfig(process.env);
+  const paths = dataPaths(config.dataDir);
+  await mkdir(config.dataDir, { recursive: true });
+  let store: IntegratorStore;
+  try {
+    store = await openIntegratorStore(paths.integrators);
+  } catch (error) {
+    if (!/lock/i.test((error as Error).message)) throw error;
+    const name = `${OPERATOR_INBOX_PREFIX}${Date.now()}-${op.op}`;
+    const outcome = await handOver(paths.inbox, name, JSON.stringify(op), 60_000);
+    if (outcome.status === 'done') console.log(outcome.note);
+    else if (outcome.status === 'failed') fail(`the running server refused: ${outcome.note}`);
+    else console.log(`the running server has not answered yet; the operation waits in ${outcome.path}`);
+    return;
+  }
+  try {
+    const result = await applyOp(store, op, (month) => invoicesWithoutServer(config, store, month));
+    console.log(JSON.stringify(result, null, 2));
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Prints to stderr and exits with status 1. */
+export function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+async function invoicesWithoutServer(config: Config, store: IntegratorStore, month: string) {
+  const paths = dataPaths(config.dataDir);
+  const keys = await loadSigningKeys({
+    dir: paths.keys,
+    ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
+  });
+  const wallet = await loadServiceWallet(paths.keys, config.serviceWallet);
+  return issueInvoices({
+    store,
+    // No journal yet means no hosted use yet.
+    tail: async (visit, options) => {
+      if (existsSync(paths.journal)) await readJournal(paths.journal, visit, options);
+    },
+    month,
+    now: new Date(),
+    signer: keys.signer,
+    dir: paths.invoices,
+    payTo: wallet.address,
+    baseUrl: config.baseUrl,
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * `GET /v1/integrators/me` (spec §4, issue 9 item 3): an integrator's account, read with any of its active keys:
+ * the month so far (calls per band, amount due, credit limit and what is left, end users counted by hash), its keys
+ * and their states, and previous months with their invoices. The spec leaves the shape open ("not shown"); this one
+ * is documented in docs/decisions.md.
+ */
+import type { H3 } from 'h3';
+import { atomicToUsdText } from '../../core/amount.ts';
+import { amountDue, bandCounts, utcMonth } from '../../core/hosted.ts';
+import type { AppDeps } from '../deps.ts';
+import { type Hosted, type HostedCaller, requireHostedCaller } from '../hosted.ts';
+
+/** Registers the integrator routes. */
+export function integratorRoutes(app: H3, deps: AppDeps): void {
+  app.get('/v1/integrators/me', async (event) => {
+    const { hosted, caller } = requireHostedCaller(event, deps.hosted);
+    event.res.headers.set('cache-control', 'no-store');
+    return account(hosted, caller, utcMonth(deps.now()), deps.baseUrl);
+  });
+}
+
+const usd = (atomic: bigint) => ({ atomic: atomic.toString(), usd: atomicToUsdText(atomic.toString()) });
+
+async function account(hosted: Hosted, caller: HostedCaller, month: string, baseUrl: string) {
+  const { integrator } = caller;
+  const monthOf = (which: string) => {
+    const calls = hosted.meter.calls(integrator.id, which);
+    return {
+      month: which,
+      calls,
+      bands: bandCounts(calls),
+      amount_due: usd(amountDue(calls)),
+      end_users: hosted.meter.endUsers(integrator.id, which),
+    };
+  };
+  const current = monthOf(month);
+  const due = amountDue(current.calls);
+  const left = integrator.creditLimitAtomic > due ? integrator.creditLimitAtomic - due : 0n;
+  const invoices = new Map((await hosted.store.invoices(integrator.id)).map((row) => [row.month, row]));
+  const keys = (await hosted.store.keys()).filter((key) => key.integrator === integrator.id);
+  return {
+    integrator: { id: integrator.id, name: integrator.name, created_at: integrator.createdAt },
+    current_month: { ...current, credit_limit: usd(integrator.creditLimitAtomic), credit_left: usd(left) },
+    keys: keys.map((key) => ({ id: key.id, label: key.label, state: key.state, created_at: key.createdAt })),
+    previous_months: hosted.meter
+      .months(integrator.id)
+      .filter((which) => which < month)
+      .reverse()
+      .map((which) => {
+        const invoice = invoices.get(which);
+        return {
+          ...monthOf(which),
+          invoice: invoice
+            ? {
+                id: invoice.id,
+                status: invoice.status,
+                total: usd(BigInt(invoice.totalAtomic)),
+                tx: invoice.tx,
+                paid_at: invoice.paidAt,
+                url: `${baseUrl}/v1/invoices/${invoice.id}`,
+                pdf_url: `${baseUrl}/v1/invoices/${invoice.id}.pdf`,
+                pay_url: `${baseUrl}/v1/invoices/${invoice.id}/pay`,
+              }
+            : null,
+        };
+      }),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Hosted usage made durable through the journal (spec §5.4; the same promise as the free quota): each hosted use is
+ * a journal record, acknowledged before its answer leaves. The integrator store keeps a snapshot of the counts with
+ * the journal cursor it covers; {@link compactUsage} folds the records after that cursor into it, in one
+ * transaction, so replaying the journal tail after a SIGKILL neither loses nor doubles a use.
+ */
+import type { HostedMeter, HostedUse } from '../core/hosted-meter.ts';
+import { type IntegratorStore, slotKey, type UsageDelta } from './integrator-store.ts';
+import type { Journal, JournalPosition } from './journal.ts';
+
+/** The journal record of one hosted use. */
+export type HostedUseRecord = {
+  v: 1;
+  kind: 'hosted_use';
+  month: string;
+  integrator: string;
+  key: string;
+  end_user: string | null;
+  receipt: string | null;
+};
+
+/** Reads journal records after `since`: `journal.replay` in the server, `readJournal` in a CLI. */
+export type JournalTail = (
+  visit: (record: unknown, position: JournalPosition) => void,
+  options: { since?: string },
+) => Promise<void>;
+
+/** Durably records a use; resolves once the journal batch holding it is on disk. */
+export async function recordHostedUse(
+  journal: Pick<Journal, 'append'>,
+  use: HostedUse,
+  keyId: string,
+  receiptId: string | null,
+): Promise<void> {
+  const record: HostedUseRecord = {
+    v: 1,
+    kind: 'hosted_use',
+    month: use.month,
+    integrator: use.integrator,
+    key: keyId,
+    end_user: use.endUser,
+    receipt: receiptId,
+  };
+  await journal.append(record);
+}
+
+/**
+ * Folds the journal's hosted uses after the snapshot's cursor into the snapshot; returns how many (0 when a
+ * concurrent fold moved the cursor first: those uses are in the snapshot once, by that fold).
+ */
+export async function compactUsage(store: IntegratorStore, tail: JournalTail): Promise<number> {
+  const since = await store.usageCursor();
+  const delta: UsageDelta = { calls: new Map(), endUsers: new Map() };
+  let last: string | null = since;
+  let folded = 0;
+  await tail(
+    (record, position) => {
+      last = position.cursor;
+      if (!isHostedUse(record)) return;
+      folded++;
+      const slot = slotKey(record.integrator, record.month);
+      delta.calls.set(slot, (delta.calls.get(slot) ?? 0) + 1);
+      if (record.end_user !== null) {
+        const user = slotKey(record.integrator, record.month, record.end_user);
+        delta.endUsers.set(user, (delta.endUsers.get(user) ?? 0) + 1);
+      }
+    },
+    since === null ? {} : { since },
+  );
+  if (last === null || last === since) return 0;
+  return (await store.foldUsage(delta, since, last)) ? folded : 0;
+}
+
+/** Loads the snapshot into the meter (start-up, after {@link compactUsage}); `month` limits it to one month. */
+export async function loadMeter(store: IntegratorStore, meter: HostedMeter, month?: string): Promise<void> {
+  for (const row of await store.usage(month === undefined ? {} : { month })) {
+    meter.restore(row.month, row.integrator, row.calls, await store.endUserHashes(row.integrator, row.month));
+  }
+}
+
+function isHostedUse(record: unknown): record is HostedUseRecord {
+  const r = record as Partial<HostedUseRecord> | null;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    r.kind === 'hosted_use' &&
+    typeof r.integrator === 'string' &&
+    typeof r.month === 'string' &&
+    (r.end_user === null || typeof r.end_user === 'string')
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * Runs one of the project's CLIs (`api/<file>`) as an operator would, through tsx, against `dataDir`.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+export type CliRun = { code: number; stdout: string; stderr: string };
+
+/** Runs `api/<file>` with `args`; only PATH, HOME and DATA_DIR are passed (vitest itself sets BASE_URL to '/'). */
+export function runCli(file: string, args: string[], dataDir: string): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      join(ROOT, 'node_modules/.bin/tsx'),
+      [join(ROOT, 'api', file), ...args],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir },
+        timeout: 90_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The key a `keys:issue` run printed, or '' when it printed none. */
+export function issuedKey(run: CliRun): string {
+  return /shown once, store it now\): (\S+)/.exec(run.stdout)?.[1] ?? '';
+}

@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHostedMeter } from '../../../core/hosted-meter.ts';
+import { hashSecret } from '../../../core/service-key.ts';
+import { compactUsage, type JournalTail, loadMeter, recordHostedUse } from '../../../io/hosted-usage.ts';
+import { applyOp, parseOp } from '../../../io/integrator-ops.ts';
+import { type IntegratorStore, openIntegratorStore } from '../../../io/integrator-store.ts';
+import { invoicePaths, issueInvoices } from '../../../io/invoices.ts';
+import { createJournal, type Journal, readJournal } from '../../../io/journal.ts';
+import { loadSigningKeys } from '../../../io/keys.ts';
+import { verifyReceipt } from '../../../verify/verify.ts';
+
+const AT = '2026-05-02T10:00:00.000Z';
+const WALLET = '0x2222222222222222222222222222222222222222';
+let dir: string;
+let store: IntegratorStore;
+let journal: Journal;
+const noInvoices = async () => {
+  throw new Error('not here');
+};
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'spotcheck-hosted-'));
+  store = await openIntegratorStore(join(dir, 'integrators.duckdb'));
+  journal = await createJournal({ dir: join(dir, 'journal'), fsync: false });
+});
+afterEach(async () => {
+  await journal.close();
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function op(value: unknown) {
+  return applyOp(store, parseOp(value), noInvoices);
+}
+const tail: JournalTail = (visit, options) => journal.replay(visit, options);
+
+/** Records `count` uses of `integrator` in `month` through the meter and the journal, as the server does. */
+async function use(integrator: string, month: string, count: number, endUser: string | null = null) {
+  const meter = createHostedMeter({ now: () => new Date(`${month}-15T00:00:00Z`) });
+  await Promise.all(
+    Array.from({ length: count }, async () => {
+      const reserved = meter.reserve(integrator, 10n ** 15n, endUser);
+      if (!reserved.ok) throw new Error('refused');
+      await recordHostedUse(journal, reserved.use, 'k', null);
+    }),
+  );
+}
+
+describe('integrator operations', () => {
+  it('creates integrators, issues several keys each, and lists them with their states', async () => {
+    await op({ op: 'create', id: 'acme', name: 'Acme Router', credit_limit_atomic: '50000000', at: AT });
+    await expect(
+      op({ op: 'create', id: 'acme', name: 'again', credit_limit_atomic: '1', at: AT }),
+    ).rejects.toThrow(/exists/);
+    for (const [keyId, label] of [
+      ['aaaaaaaaaaaa', 'prod'],
+      ['bbbbbbbbbbbb', 'staging'],
+    ] as const)
+      await op({
+        op: 'issue',
+        integrator: 'acme',
+        key_id: keyId,
+        secret_hash: hashSecret(label),
+        label,
+        at: AT,
+      });
+    await expect(
+      op({
+        op: 'issue',
+        integrator: 'nobody',
+        key_id: 'cccccccccccc',
+        secret_hash: hashSecret('x'),
+        label: 'x',
+        at: AT,
+      }),
+    ).rejects.toThrow(/no integrator/);
+    expect(await op({ op: 'list' })).toEqual([
+      {
+        id: 'acme',
+        name: 'Acme Router',
+        credit_limit_atomic: '50000000',
+        created_at: AT,
+        keys: [
+          { id: 'aaaaaaaaaaaa', label: 'prod', state: 'active', created_at: AT },
+          { id: 'bbbbbbbbbbbb', label: 'staging', state: 'active', created_at: AT },
+        ],
+      },
+    ]);
+    // Only the hash is stored.
+    expect((await store.keys()).map((key) => key.secretHash)).toEqual([
+      hashSecret('prod'),
+      hashSecret('staging'),
+    ]);
+  });
+
+  it('suspends and resumes a key or every key of an integrator; a revoked key stays revoked', async () => {
+    await op({ op: 'create', id: 'acme', name: 'Acme', credit_limit_atomic: '0', at: AT });
+    for (const keyId of ['aaaaaaaaaaaa', 'bbbbbbbbbbbb'])
+      await op({
+        op: 'issue',
+        integrator: 'acme',
+        key_id: keyId,
+        secret_hash: hashSecret(keyId),
+        label: 'l',
+        at: AT,
+      });
+    const states = async () => (await store.keys()).map((key) => key.state);
+    await op({ op: 'state', target: 'aaaaaaaaaaaa', state: 'suspended', at: AT });
+    expect(await states()).toEqual(['suspended', 'active']);
+    await op({ op: 'state', target: 'bbbbbbbbbbbb', state: 'revoked', at: AT });
+    await op({ op: 'state', target: 'acme', state: 'active', at: AT });
+    expect(await states()).toEqual(['active', 'revoked']);
+    await op({ op: 'state', target: 'acme', state: 'suspended', at: AT });
+    expect(await states()).toEqual(['suspended', 'revoked']);
+    await expect(op({ op: 'state', target: 'nobody', state: 'revoked', at: AT })).rejects.toThrow(/no key/);
+  });
+
+  it('refuses malformed operations with the field named', () => {
+    expect(() => parseOp({ op: 'create', id: 'A B', name: 'x', credit_limit_atomic: '1', at: AT })).toThrow(
+      /id/,
+    );
+    expect(() => parseOp({ op: 'invoices', month: '2026-13' })).toThrow(/month/);
+    expect(() => parseOp({ op: 'drop' })).toThrow(/bad operation/);
+    expect(() => parseOp(null)).toThrow(/bad operation/);
+  });
+});
+
+describe('hosted usage through the journal', () => {
+  it('folds concurrent uses exactly once, whatever the number of compactions', async () => {
+    await use('acme', '2026-05', 250, 'eu:a');
+    await use('acme', '2026-05', 50, 'eu:b');
+    await use('zeta', '2026-04', 3);
+    expect(await compactUsage(store, tail)).toBe(303);
+    expect(await compactUsage(store, tail)).toBe(0);
+    await use('acme', '2026-05', 7);
+    expect(await compactUsage(store, tail)).toBe(7);
+    expect(await store.usage({})).toEqual([
+      { integrator: 'zeta', month: '2026-04', calls: 3, endUsers: 0 },
+      { integrator: 'acme', month: '2026-05', calls: 307, endUsers: 2 },
+    ]);
+    const meter = createHostedMeter({ now: () => new Date('2026-05-20T00:00:00Z') });
+    await loadMeter(store, meter, '2026-05');
+    expect(meter.calls('acme', '2026-05')).toBe(307);
+    expect(meter.endUsers('acme', '2026-05')).toBe(2);
+  });
+
+  it('two compactions at once fold every use exactly once', async () => {
+    await use('acme', '2026-05', 40);
+    const folded = await Promise.all([
+      compactUsage(store, tail),
+      compactUsage(store, tail),
+      compactUsage(store, tail),
+    ]);
+    expect(folded.reduce((a, b) => a + b, 0)).toBe(40);
+    expect((await store.usage({}))[0]?.calls).toBe(40);
+  });
+
+  it('a snapshot interrupted before its commit leaves the journal tail to the next compaction', async () => {
+    await use('acme', '2026-05', 5);
+    const failing = { ...store, foldUsage: async () => Promise.reject(new Error('killed')) };
+    await expect(compactUsage(failing, tail)).rejects.toThrow('killed');
+    expect(await store.usage({})).toEqual([]);
+    expect(await compactUsage(store, tail)).toBe(5);
+    expect((await store.usage({}))[0]?.calls).toBe(5);
+  });
+});
+
+describe('invoices', () => {
+  it('issues a signed JSON invoice and a reproducible PDF per integrator, once', async () => {
+    await op({ op: 'create', id: 'acme', name: 'Acme Router', credit_limit_atomic: '0', at: AT });
+    await use('acme', '2026-04', 2003, 'eu:a');
+    await use('tiny', '2026-04', 10);
+    await use('acme', '2026-05', 4);
+    const keys = await loadSigningKeys({ dir: join(dir, 'keys') });
+    const run = (now: string) =>
+      issueInvoices({
+        store,
+        tail: (visit, options) => readJournal(join(dir, 'journal'), visit, options),
+        month: '2026-04',
+        now: new Date(now),
+        signer: keys.signer,
+        dir: join(dir, 'invoices'),
+        payTo: WALLET,
+        baseUrl: 'https://spotcheck.example',
+      });
+    await expect(run('2026-04-30T23:59:59Z')).rejects.toThrow(/has not ended/);
+    const first = await run('2026-05-03T00:00:00Z');
+    expect(first).toEqual([
+      { id: 'inv-202604-acme', integrator: 'acme', total_atomic: '20030000', created: true },
+      { id: 'inv-202604-tiny', integrator: 'tiny', total_atomic: '0', created: true },
+    ]);
+    const paths = invoicePaths(join(dir, 'invoices'), { id: 'inv-202604-acme', month: '2026-04' });
+    const json = JSON.parse(await readFile(paths.json, 'utf8'));
+    expect(json).toMatchObject({
+      calls: 2003,
+      end_users: 1,
+      integrator: { id: 'acme', name: 'Acme Router' },
+    });
+    expect(await verifyReceipt(json, keys.jwks)).toEqual({ ok: true, kid: keys.signer.kid });
+    const pdf = await readFile(paths.pdf);
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    const digest = createHash('sha256').update(pdf).digest('hex');
+
+    // A second run finds both invoices, keeps them, and writes the same bytes.
+    await use('acme', '2026-04', 1);
+    const second = await run('2026-05-04T00:00:00Z');
+    expect(second.map((item) => item.created)).toEqual([false, false]);
+    expect(
+      createHash('sha256')
+        .update(await readFile(paths.pdf))
+        .digest('hex'),
+    ).toBe(digest);
+    expect((await store.invoice('inv-202604-acme'))?.status).toBe('open');
+    expect((await store.invoice('inv-202604-tiny'))?.status).toBe('nothing_due');
+
+    expect(await store.markInvoicePaid('inv-202604-acme', '0xabc', AT)).toBe(true);
+    expect(await store.markInvoicePaid('inv-202604-acme', '0xdef', AT)).toBe(false);
+    expect(await store.invoice('inv-202604-acme')).toMatchObject({ status: 'paid', tx: '0xabc' });
+  });
+});
