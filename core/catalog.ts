@@ -3,7 +3,6 @@
  * known-answer pass rate over each service's last n calls, then by price. Every tier ranks the same records with
  * this same function (spec §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
  */
-import * as v from 'valibot';
 import { atomicToUsd, compareAtomicToUsd, isAtomic } from './amount.ts';
 import { canonicalUsdc } from './networks.ts';
 import { normalizeUrl } from './url.ts';
@@ -158,67 +157,6 @@ export function rankServices(records: readonly PaidCallRecord[], options: RankOp
     .map((item) => item.entry)
     .sort(byId);
   return { results: results.slice(0, options.limit), facts_only: factsOnly.slice(0, options.limit) };
-}
-
-const TaskName = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
-const Text = v.pipe(v.string(), v.minLength(1), v.maxLength(500));
-const KnownAnswer = v.variant('kind', [
-  v.strictObject({ kind: v.literal('exact'), value: v.pipe(v.string(), v.minLength(1)) }),
-  v.strictObject({
-    kind: v.literal('contains'),
-    any_of: v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1)),
-    case_sensitive: v.optional(v.boolean()),
-  }),
-  v.pipe(
-    v.strictObject({
-      kind: v.literal('json-path'),
-      path: v.pipe(v.string(), v.regex(/^\$(\.[A-Za-z_][A-Za-z0-9_]*|\[\d{1,3}\])+$/)),
-      equals: v.optional(v.union([v.string(), v.number(), v.boolean()])),
-      min: v.optional(v.number()),
-      max: v.optional(v.number()),
-    }),
-    v.check(
-      (answer) => answer.equals !== undefined || answer.min !== undefined || answer.max !== undefined,
-      'a json-path known answer needs equals, min or max',
-    ),
-  ),
-]);
-const TaskSchema = v.strictObject({
-  name: TaskName,
-  title: Text,
-  description: Text,
-  input_example: v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
-  known_answer: KnownAnswer,
-});
-const TasksFile = v.pipe(
-  v.strictObject({ tasks: v.pipe(v.array(TaskSchema), v.minLength(1)) }),
-  v.check(
-    (file) => new Set(file.tasks.map((task) => task.name)).size === file.tasks.length,
-    'task names repeat',
-  ),
-);
-
-/** One task of the catalog (`data/tasks.json`), known answer included. */
-export type Task = v.InferOutput<typeof TaskSchema>;
-
-/** A task as `GET /v1/tasks` publishes it: the known answer stays out (see `data/README.md`). */
-export type PublicTask = Omit<Task, 'known_answer'>;
-
-/**
- * Validates the task catalog file.
- * @example parseTasks(JSON.parse(text)) // { ok: true, value: [{ name: 'fx-rate', … }] }
- */
-export function parseTasks(input: unknown): { ok: true; value: Task[] } | { ok: false; message: string } {
-  const parsed = v.safeParse(TasksFile, input);
-  if (parsed.success) return { ok: true, value: parsed.output.tasks };
-  const issue = parsed.issues[0];
-  const path = issue.path?.map((item) => String(item.key)).join('.') ?? '';
-  return { ok: false, message: `${path ? `${path}: ` : ''}${issue.message}` };
-}
-
-/** The published view of a task. */
-export function publicTask({ known_answer: _hidden, ...task }: Task): PublicTask {
-  return task;
 }
 
 function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry {

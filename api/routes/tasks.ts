@@ -3,7 +3,7 @@
  * of the answer (`data/README.md` says why); lookups accept exactly these names.
  */
 import type { H3 } from 'h3';
-import { type PublicTask, parseTasks, publicTask, type Task } from '../../core/catalog.ts';
+import { type PublicTask, parseTasks, publicTask, type Task } from '../../core/tasks.ts';
 import catalog from '../../data/tasks.json' with { type: 'json' };
 
 /** The checked-in task catalog; a malformed file stops the service at start-up, never mid-request. */
