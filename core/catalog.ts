@@ -29,6 +29,10 @@ export type PaidCallRecord = {
   http_status: number | null;
   /** The failure was the seller's (no delivery, 5xx, no answer), not ours (facilitator down, our timeout). */
   broken_on_seller_side: boolean;
+  /** The signed receipt of the call (`/v1/receipts/{id}`); null for records made without one (tests, imports). */
+  receipt_id: string | null;
+  /** Why the call did not pass (`core/known-answer.ts` codes, or the paying side's); null on a pass. */
+  why: string | null;
 };
 
 /** One service in a lookup answer (spec §2.8 leaves the shape open; `docs/lookup.md` publishes it). */
@@ -57,7 +61,10 @@ export type CatalogEntry = {
   last_settlement_tx: string | null;
   /** The calls themselves, newest first: the facts behind the figures. */
   receipts: Array<
-    Pick<PaidCallRecord, 'called_at' | 'settlement_tx' | 'delivered' | 'known_answer' | 'http_status'>
+    Pick<
+      PaidCallRecord,
+      'receipt_id' | 'called_at' | 'settlement_tx' | 'delivered' | 'known_answer' | 'why' | 'http_status'
+    >
   >;
 };
 
@@ -92,9 +99,11 @@ export function serviceIdOf(endpointUrl: string): string {
  *   known_answer: 'pass', http_status: 200 })
  */
 export function paidCallRecord(
-  input: Omit<PaidCallRecord, 'service_id' | 'broken_on_seller_side'> & {
+  input: Omit<PaidCallRecord, 'service_id' | 'broken_on_seller_side' | 'receipt_id' | 'why'> & {
     service_id?: string;
     broken_on_seller_side?: boolean;
+    receipt_id?: string | null;
+    why?: string | null;
   },
 ): PaidCallRecord {
   if (!isAtomic(input.price_atomic))
@@ -105,6 +114,8 @@ export function paidCallRecord(
   const status = input.http_status;
   return {
     ...input,
+    receipt_id: input.receipt_id ?? null,
+    why: input.why ?? null,
     called_at: new Date(input.called_at).toISOString(),
     endpoint_url: endpoint,
     service_id: input.service_id ?? serviceIdOf(endpoint),
@@ -181,13 +192,17 @@ function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry
     seller_side_failures: recent.filter((call) => call.broken_on_seller_side).length,
     last_called_at: newest.called_at,
     last_settlement_tx: newest.settlement_tx,
-    receipts: recent.map(({ called_at, settlement_tx, delivered, known_answer, http_status }) => ({
-      called_at,
-      settlement_tx,
-      delivered,
-      known_answer,
-      http_status,
-    })),
+    receipts: recent.map(
+      ({ receipt_id, called_at, settlement_tx, delivered, known_answer, why, http_status }) => ({
+        receipt_id,
+        called_at,
+        settlement_tx,
+        delivered,
+        known_answer,
+        why,
+        http_status,
+      }),
+    ),
   };
 }
 

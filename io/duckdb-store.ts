@@ -39,8 +39,14 @@ CREATE TABLE IF NOT EXISTS paid_calls (
   called_at VARCHAR NOT NULL, price_atomic VARCHAR NOT NULL, network VARCHAR NOT NULL, pay_to VARCHAR NOT NULL,
   settlement_tx VARCHAR, delivered BOOLEAN NOT NULL, known_answer VARCHAR, http_status INTEGER,
   broken_on_seller_side BOOLEAN NOT NULL);
+ALTER TABLE paid_calls ADD COLUMN IF NOT EXISTS receipt_id VARCHAR;
+ALTER TABLE paid_calls ADD COLUMN IF NOT EXISTS why VARCHAR;
 CREATE INDEX IF NOT EXISTS paid_calls_by_service ON paid_calls (service_id);
 `;
+
+const PAID_CALL_COLUMNS =
+  'service_id, endpoint_url, host, task, called_at, price_atomic, network, pay_to, settlement_tx, delivered, ' +
+  'known_answer, http_status, broken_on_seller_side, receipt_id, why';
 
 const CHUNK = 200;
 /** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
@@ -208,21 +214,28 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       return rows.length;
     },
     async addPaidCall(r) {
-      await db.run(`INSERT INTO paid_calls VALUES (${Array(13).fill('?').join(',')})`, [
-        r.service_id,
-        r.endpoint_url,
-        hostOf(r.endpoint_url),
-        r.task,
-        r.called_at,
-        r.price_atomic,
-        r.network,
-        r.pay_to,
-        r.settlement_tx,
-        r.delivered,
-        r.known_answer,
-        r.http_status,
-        r.broken_on_seller_side,
-      ]);
+      // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
+      if (r.receipt_id !== null) await db.run('DELETE FROM paid_calls WHERE receipt_id = ?', [r.receipt_id]);
+      await db.run(
+        `INSERT INTO paid_calls (${PAID_CALL_COLUMNS}) VALUES (${Array(15).fill('?').join(',')})`,
+        [
+          r.service_id,
+          r.endpoint_url,
+          hostOf(r.endpoint_url),
+          r.task,
+          r.called_at,
+          r.price_atomic,
+          r.network,
+          r.pay_to,
+          r.settlement_tx,
+          r.delivered,
+          r.known_answer,
+          r.http_status,
+          r.broken_on_seller_side,
+          r.receipt_id,
+          r.why,
+        ],
+      );
     },
     async paidCalls({ task, endpoint, host, perService }) {
       const where: string[] = [];
@@ -439,6 +452,8 @@ function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
     known_answer: row.known_answer === 'pass' || row.known_answer === 'fail' ? row.known_answer : null,
     http_status: row.http_status === null ? null : Number(row.http_status),
     broken_on_seller_side: row.broken_on_seller_side === true,
+    receipt_id: nullableString(row.receipt_id),
+    why: nullableString(row.why),
   };
 }
 

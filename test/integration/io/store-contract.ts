@@ -184,6 +184,16 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await store.paidCalls({ perService: 20 })).toHaveLength(7);
     });
 
+    it('keeps a paid call once per receipt id, with its receipt id and why', async () => {
+      const record = { ...paid('https://a.example/fx', 1), receipt_id: 'sc-one', why: 'value_differs' };
+      await store.addPaidCall(record);
+      await store.addPaidCall(record);
+      await store.addPaidCall(paid('https://a.example/fx', 2));
+      const calls = await store.paidCalls({ perService: 20 });
+      expect(calls).toHaveLength(2);
+      expect(calls[1]).toEqual(record);
+    });
+
     it('filters paid calls by task, service id or URL, and host', async () => {
       for (const m of [1, 2, 3]) await store.addPaidCall(paid('https://a.example/fx', m));
       await store.addPaidCall(paid('https://b.example:8443/fx', 4));
