@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps): H3 {
   paymentStatusRoutes(app, deps);
   receiptRoutes(app, deps);
   lookupRoutes(app, deps);
-  taskRoutes(app);
+  taskRoutes(app, deps);
   setupPackRoutes(app, deps);
   return app;
 }

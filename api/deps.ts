@@ -5,6 +5,7 @@ import type { H3Event } from 'h3';
 import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
+import type { PaidCallIntake } from './paid-call-intake.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
 
@@ -45,4 +46,6 @@ export type AppDeps = CheckDeps & {
   reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
   /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
   chain: ChainReaderLike | null;
+  /** Published known-answer runs, taken in without a restart; absent where no DATA_DIR runs are read (tests). */
+  paidCalls?: PaidCallIntake;
 };

@@ -17,6 +17,7 @@ import { createProbeCache } from '../core/probe-cache.ts';
 import { createQuota } from '../core/quota.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
+import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
@@ -30,6 +31,7 @@ import type { Prober } from './check.ts';
 import type { Config } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createIdentity } from './identity.ts';
+import { createPaidCallIntake } from './paid-call-intake.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
@@ -123,7 +125,14 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       onError: (error) => console.error('[spotcheck] [reputation] store unavailable', error),
     }),
     chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
+    paidCalls: createPaidCallIntake({
+      paths: runPaths(config.dataDir, 'known-answers'),
+      store,
+      monotonic: () => performance.now(),
+      log: (line) => console.error(`[spotcheck] ${line}`),
+    }),
   };
+  await deps.paidCalls?.refresh(true);
 
   const inbox = watchInbox(paths.inbox, listingsHandler(deps));
   return {

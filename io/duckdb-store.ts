@@ -460,7 +460,7 @@ function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
 function toSummary(row: Record<string, unknown>): ReceiptSummary {
   return {
     id: String(row.id),
-    type: row.type === 'payment-status' ? 'payment-status' : 'check',
+    type: row.type === 'payment-status' || row.type === 'paid-call' ? row.type : 'check',
     issuedAt: String(row.issued_at),
     url: nullableString(row.url),
     method: row.method === 'POST' ? 'POST' : row.method === 'GET' ? 'GET' : null,

@@ -13,7 +13,7 @@ import type { HostCheck, HostObservation } from '../core/reputation.ts';
 /** The indexed columns of a receipt; `body` is the whole signed receipt. */
 export type ReceiptRow = {
   id: string;
-  type: 'check' | 'payment-status';
+  type: 'check' | 'payment-status' | 'paid-call';
   issuedAt: string;
   url: string | null;
   urlNorm: string | null;

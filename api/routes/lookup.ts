@@ -12,7 +12,7 @@ import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { queryOf } from '../query.ts';
 import { journalQuotaUse } from '../quota-use.ts';
-import { TASK_NAMES } from './tasks.ts';
+import { publishedTasks } from './tasks.ts';
 
 /** Registers the lookup routes. */
 export function lookupRoutes(app: H3, deps: AppDeps): void {
@@ -22,10 +22,11 @@ export function lookupRoutes(app: H3, deps: AppDeps): void {
 }
 
 async function free(event: H3Event, deps: AppDeps) {
+  await deps.paidCalls?.refresh();
   const exempt = exemptKeyOf(event, deps.gate);
   if (exempt === null && hasPayment(event)) return paid(event, deps, false);
   // Spec §7: a 400 is never metered, so parameters are checked before any quota is taken.
-  const params = validated(event, false);
+  const params = validated(event, deps, false);
   if (exempt) return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
 
   const grant = takeFree(event, deps.gate, 'lookup', {
@@ -44,10 +45,10 @@ async function free(event: H3Event, deps: AppDeps) {
 }
 
 function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
-  return deps.sales.sell(event, 'lookup', async () => ({
-    status: 200,
-    body: await answer(deps, validated(event, requireReference)),
-  }));
+  return deps.sales.sell(event, 'lookup', async () => {
+    await deps.paidCalls?.refresh();
+    return { status: 200, body: await answer(deps, validated(event, deps, requireReference)) };
+  });
 }
 
 async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, grant: FreeGrant) {
@@ -74,8 +75,9 @@ async function answer(deps: AppDeps, params: LookupParams) {
   });
 }
 
-function validated(event: H3Event, requireReference: boolean): LookupParams {
-  const parsed = parseLookupParams(queryOf(event), { tasks: TASK_NAMES, requireReference });
+function validated(event: H3Event, deps: AppDeps, requireReference: boolean): LookupParams {
+  const tasks = publishedTasks(deps).map((task) => task.name);
+  const parsed = parseLookupParams(queryOf(event), { tasks, requireReference });
   if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
   return parsed.value;
 }
