@@ -5,19 +5,17 @@
  * `SIGNING_KEY_FILE`, `PROBE_ALLOW_CIDRS` (as the server reads them), `PAYER_KEY_FILE` (required: a file holding one
  * 0x-prefixed 32-byte hex private key).
  */
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import * as v from 'valibot';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createBudget, usdText } from '../core/budget.ts';
-import { parseCidrList } from '../core/ssrf.ts';
 import { parseTasks } from '../core/tasks.ts';
-import { runPaths } from '../io/crawl-runs.ts';
+import { dataPaths } from '../io/data-paths.ts';
+import { readEnv, SHARED_ENV, sharedConfigOf } from '../io/environment.ts';
 import { loadSigningKeys } from '../io/keys.ts';
-import { createPayingClient } from '../io/paying-client.ts';
-import { createProber } from '../io/prober.ts';
 import { runKnownAnswers } from './known-answers.ts';
+import { knownAnswerDeps } from './known-answers-deps.ts';
 
 const USAGE =
   'usage: npm run known-answers -- --tasks <file> [--task <name>] [--n <1-20>] --budget-usd <usd> [--resume]\n';
@@ -49,9 +47,12 @@ if (budgetUsd === undefined) fail(`--budget-usd is required\n${USAGE}`);
 const budget = createBudget(budgetUsd);
 if (budget === null) fail(`--budget-usd must be a non-negative USD amount, got ${budgetUsd}`);
 
-const env = process.env;
+const env = readEnv(
+  v.object({ ...SHARED_ENV, PAYER_KEY_FILE: v.pipe(v.string(), v.minLength(1)) }),
+  process.env,
+);
+const shared = sharedConfigOf(env);
 const payerKeyFile = env.PAYER_KEY_FILE;
-if (!payerKeyFile) fail('PAYER_KEY_FILE must name the file holding the paying wallet key');
 const payerKey = (
   await readFile(payerKeyFile, 'utf8').catch(() => fail(`cannot read ${payerKeyFile}`))
 ).trim();
@@ -68,31 +69,22 @@ const unknown = wanted.filter((name) => !parsed.value.some((task) => task.name =
 if (unknown.length > 0) fail(`no task named ${unknown.join(', ')} in ${values.tasks}`);
 const tasks = wanted.length === 0 ? parsed.value : parsed.value.filter((task) => wanted.includes(task.name));
 
-const dataDir = resolve(env.DATA_DIR || './data/runtime');
-const baseUrl = (env.BASE_URL || `http://${env.HOST || '127.0.0.1'}:${env.PORT || '8402'}`).replace(
-  /\/+$/,
-  '',
-);
 const keys = await loadSigningKeys({
-  dir: join(dataDir, 'keys'),
-  ...(env.SIGNING_KEY_FILE ? { keyFile: env.SIGNING_KEY_FILE } : {}),
+  dir: dataPaths(shared.dataDir).keys,
+  ...(shared.signingKeyFile ? { keyFile: shared.signingKeyFile } : {}),
 });
-const allow = parseCidrList(env.PROBE_ALLOW_CIDRS ?? '');
 process.stderr.write(`known-answers: paying from ${account.address}, budget USD ${budgetUsd}\n`);
 
 const result = await runKnownAnswers(
-  {
-    paths: runPaths(dataDir, 'known-answers'),
-    prober: createProber({ allow, now: () => new Date() }),
-    payerFor: (left) => createPayingClient({ account, budget: left }),
+  knownAnswerDeps({
+    dataDir: shared.dataDir,
+    baseUrl: shared.baseUrl,
+    allowCidrs: shared.probeAllowCidrs,
+    account,
     signer: keys.signer,
-    now: () => new Date(),
-    random: (size) => randomBytes(size),
-    baseUrl,
-    monotonic: () => performance.now(),
     progressOut: process.stderr,
     log: (line) => process.stderr.write(`known-answers: ${line}\n`),
-  },
+  }),
   { tasks, n, budgetUsd, resume: values.resume },
 );
 const spent = usdText(result.committed);

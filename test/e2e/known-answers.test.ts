@@ -10,13 +10,10 @@ import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBudget } from '../../core/budget.ts';
-import { parseCidrList } from '../../core/ssrf.ts';
 import { parseTasks, type Task } from '../../core/tasks.ts';
 import { runKnownAnswers } from '../../crawl/known-answers.ts';
-import { runPaths } from '../../io/crawl-runs.ts';
+import { knownAnswerDeps } from '../../crawl/known-answers-deps.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
-import { createPayingClient } from '../../io/paying-client.ts';
-import { createProber } from '../../io/prober.ts';
 import { startWorld, type World } from '../../sandbox/world.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
 import { fetchFrom, worldEnv } from '../helpers/world.ts';
@@ -43,18 +40,15 @@ async function run(dataDir: string, buyer: number, budgetUsd: string, n: number,
   const account = privateKeyToAccount(world.state.buyerKeys[buyer] as `0x${string}`);
   const lines: string[] = [];
   const result = await runKnownAnswers(
-    {
-      paths: runPaths(dataDir, 'known-answers'),
-      prober: createProber({ allow: parseCidrList('127.0.0.0/8'), now: () => new Date() }),
-      payerFor: (left) => createPayingClient({ account, budget: left }),
-      signer: keys.signer,
-      now: () => new Date(),
-      random: (size) => crypto.getRandomValues(new Uint8Array(size)),
+    knownAnswerDeps({
+      dataDir,
       baseUrl: spot.url,
-      monotonic: () => performance.now(),
+      allowCidrs: '127.0.0.0/8',
+      account,
+      signer: keys.signer,
       progressOut: quiet,
       log: (line) => lines.push(line),
-    },
+    }),
     { tasks: only, n, budgetUsd, resume: false },
   );
   return { result, lines, account };
