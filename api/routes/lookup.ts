@@ -27,7 +27,11 @@ async function free(event: H3Event, deps: AppDeps) {
   if (exempt === null && hasPayment(event)) return paid(event, deps, false);
   // Spec §7: a 400 is never metered, so parameters are checked before any quota is taken.
   const params = validated(event, deps, false);
-  if (exempt) return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
+  if (exempt) {
+    const body = await answer(deps, params);
+    await recordAttribution(deps, params, 'exempt');
+    return { ...body, access: { tier: 'exempt' } };
+  }
 
   const grant = takeFree(event, deps.gate, 'lookup', {
     perAddress: LIMITS.freeLookupsPerDay,
@@ -47,7 +51,16 @@ async function free(event: H3Event, deps: AppDeps) {
 function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
   return deps.sales.sell(event, 'lookup', async () => {
     await deps.paidCalls?.refresh();
-    return { status: 200, body: await answer(deps, validated(event, deps, requireReference)) };
+    const params = validated(event, deps, requireReference);
+    const body = await answer(deps, params);
+    // Recorded only once the settlement landed: nothing of an unsettled call is written (CONTRIBUTING "Payments").
+    return {
+      status: 200,
+      complete: async () => {
+        await recordAttribution(deps, params, 'paid');
+        return body;
+      },
+    };
   });
 }
 
@@ -55,6 +68,7 @@ async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, g
   return answerFree(grant, async () => {
     const body = await answer(deps, params);
     await journalQuotaUse(deps.ledger, grant.record);
+    await recordAttribution(deps, params, 'free');
     // The answer shows today's count, so no cache may keep it.
     event.res.headers.set('cache-control', 'no-store');
     return body;
@@ -72,6 +86,25 @@ async function answer(deps: AppDeps, params: LookupParams) {
     maxPriceUsd: params.maxPriceUsd,
     n: params.n,
     limit: params.limit,
+  });
+}
+
+/**
+ * Records who asked and whom they paid (spec §4: `client` app name, `ref` attribution, `payer` the vendor paid) in
+ * the journal, next to the receipts; never part of the answer, never a reason to change it. Nothing when none is set.
+ */
+async function recordAttribution(deps: AppDeps, params: LookupParams, tier: 'free' | 'paid' | 'exempt') {
+  if (params.client === null && params.ref === null && params.payer === null) return;
+  await deps.ledger.attach({
+    lookup: {
+      at: deps.now().toISOString(),
+      tier,
+      task: params.task,
+      endpoint: params.endpoint,
+      client: params.client,
+      ref: params.ref,
+      payer: params.payer,
+    },
   });
 }
 
