@@ -19,6 +19,7 @@ const BENCHES: Entry[] = [
   { name: 'check-throughput', load: () => import('./check-throughput.ts') },
   { name: 'paid-check', load: () => import('./paid-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
+  { name: 'lookup', load: () => import('./lookup.ts') },
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
 ];
 

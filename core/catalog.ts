@@ -3,7 +3,7 @@
  * known-answer pass rate over each service's last n calls, then by price. Every tier ranks the same records with
  * this same function (spec §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
  */
-import { atomicToUsd, compareAtomicToUsd, isAtomic } from './amount.ts';
+import { atomicToUsd, isAtomic, parseUsd } from './amount.ts';
 import { canonicalUsdc } from './networks.ts';
 import { normalizeUrl } from './url.ts';
 
@@ -147,28 +147,52 @@ export function rankServices(records: readonly PaidCallRecord[], options: RankOp
     list.push(record);
     byService.set(record.service_id, list);
   }
-  const scored: Array<{ entry: CatalogEntry; broken: boolean; scaledPrice: bigint | null }> = [];
+  // Cheap facts first for every service; whole entries only for the ones the answer shows (`limit` per list).
+  const scored: Scored[] = [];
+  const maxScaled = options.maxPriceUsd === null ? null : (scaledUsd(options.maxPriceUsd) ?? -1n);
   for (const list of byService.values()) {
     const recent = [...list].sort(newestFirst).slice(0, options.n);
     const newest = recent[0];
     if (!newest) continue;
-    if (options.maxPriceUsd !== null && !withinPrice(newest, options.maxPriceUsd)) continue;
-    const entry = entryOf(recent, newest);
-    scored.push({ entry, broken: entry.seller_side_failures * 2 > entry.calls, scaledPrice: scaled(newest) });
+    const scaledPrice = scaled(newest);
+    // Fail closed: a price in unknown units is never within a maximum.
+    if (maxScaled !== null && (scaledPrice === null || scaledPrice > maxScaled)) continue;
+    let checked = 0;
+    let passes = 0;
+    let broken = 0;
+    for (const call of recent) {
+      if (call.known_answer !== null) checked++;
+      if (call.known_answer === 'pass') passes++;
+      if (call.broken_on_seller_side) broken++;
+    }
+    scored.push({
+      service_id: newest.service_id,
+      known_answer_calls: checked,
+      known_answer_passes: passes,
+      broken: broken * 2 > recent.length,
+      scaledPrice,
+      recent,
+      newest,
+    });
   }
   const results = scored
     .filter((item) => !item.broken)
-    .sort(
-      (a, b) =>
-        byPassRate(a.entry, b.entry) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a.entry, b.entry),
-    )
-    .map((item) => item.entry);
+    .sort((a, b) => byPassRate(a, b) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a, b))
+    .slice(0, options.limit);
   const factsOnly = scored
     .filter((item) => item.broken)
-    .map((item) => item.entry)
-    .sort(byId);
-  return { results: results.slice(0, options.limit), facts_only: factsOnly.slice(0, options.limit) };
+    .sort(byId)
+    .slice(0, options.limit);
+  const entries = (items: Scored[]) => items.map((item) => entryOf(item.recent, item.newest));
+  return { results: entries(results), facts_only: entries(factsOnly) };
 }
+
+type Scored = Pick<CatalogEntry, 'service_id' | 'known_answer_calls' | 'known_answer_passes'> & {
+  broken: boolean;
+  scaledPrice: bigint | null;
+  recent: PaidCallRecord[];
+  newest: PaidCallRecord;
+};
 
 function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry {
   const delivered = recent.filter((call) => call.delivered).length;
@@ -206,11 +230,12 @@ function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry
   };
 }
 
-/** Fail closed: a price in unknown units is never "within" a maximum. */
-function withinPrice(call: PaidCallRecord, maxUsd: string): boolean {
-  const usdc = canonicalUsdc(call.network);
-  if (!usdc || !isAtomic(call.price_atomic)) return false;
-  return compareAtomicToUsd(call.price_atomic, usdc.decimals, maxUsd) <= 0;
+/** A USD decimal (canonical, `parseUsd`) on the scale of {@link scaled}; null when it is not one. */
+function scaledUsd(usd: string): bigint | null {
+  const canonical = parseUsd(usd);
+  if (canonical === null) return null;
+  const [whole = '0', fraction = ''] = canonical.split('.');
+  return fraction.length > 36 ? null : BigInt(whole + fraction.padEnd(36, '0'));
 }
 
 /** Price on one scale (10^-36 USD) so prices on networks with different decimals compare exactly. */
@@ -220,8 +245,10 @@ function scaled(call: PaidCallRecord): bigint | null {
   return BigInt(call.price_atomic) * 10n ** BigInt(36 - usdc.decimals);
 }
 
+type PassCounts = Pick<CatalogEntry, 'known_answer_calls' | 'known_answer_passes'>;
+
 /** Exact: compares passes/calls by cross-multiplying, never by rounded floats. */
-function byPassRate(a: CatalogEntry, b: CatalogEntry): number {
+function byPassRate(a: PassCounts, b: PassCounts): number {
   if (a.known_answer_calls === 0 || b.known_answer_calls === 0) {
     return (a.known_answer_calls === 0 ? 1 : 0) - (b.known_answer_calls === 0 ? 1 : 0);
   }
@@ -233,7 +260,7 @@ function byPrice(a: bigint | null, b: bigint | null): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function byId(a: CatalogEntry, b: CatalogEntry): number {
+function byId(a: { service_id: string }, b: { service_id: string }): number {
   return a.service_id < b.service_id ? -1 : a.service_id > b.service_id ? 1 : 0;
 }
 

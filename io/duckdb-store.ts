@@ -11,6 +11,7 @@ import type { PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
 import type { HostCheck, HostObservation } from '../core/reputation.ts';
+import { createRecentPaidCalls, RECENT_KEPT, type RecentPaidCalls } from './recent-paid-calls.ts';
 import {
   hostOf,
   OBSERVATIONS_KEPT,
@@ -74,6 +75,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   const loaded = new Map<string, Observation[]>();
   const loading = new Map<string, Promise<Observation[]>>();
   const listings = await loadListings(db);
+  const recentCalls = await loadRecentPaidCalls(db);
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
 
   // Endpoints with at least one observation in the table: a check of a new endpoint needs no query at all.
@@ -236,8 +238,16 @@ export async function openDuckDbStore(path: string): Promise<Store> {
           r.why,
         ],
       );
+      recentCalls.add(r);
     },
     async paidCalls({ task, endpoint, host, perService }) {
+      const recent = recentCalls.query({
+        ...(task === undefined ? {} : { task }),
+        ...(endpoint === undefined ? {} : { endpoint }),
+        ...(host === undefined ? {} : { host }),
+        perService,
+      });
+      if (recent !== null) return recent;
       const where: string[] = [];
       const args: DuckDBValue[] = [];
       if (task !== undefined) {
@@ -436,6 +446,21 @@ function toObservation(row: Record<string, unknown>): Observation {
     asset: nullableString(row.asset),
     pay_to: nullableString(row.pay_to),
   };
+}
+
+/** The last {@link RECENT_KEPT} calls of every service and of every service and task, from the table. */
+async function loadRecentPaidCalls(db: DuckDBConnection): Promise<RecentPaidCalls> {
+  const recent = createRecentPaidCalls();
+  const order = "called_at DESC, coalesce(settlement_tx, '') DESC";
+  const rows = await select(
+    db,
+    `SELECT * EXCLUDE (host) FROM paid_calls
+     QUALIFY row_number() OVER (PARTITION BY service_id ORDER BY ${order}) <= ${RECENT_KEPT}
+          OR row_number() OVER (PARTITION BY service_id, task ORDER BY ${order}) <= ${RECENT_KEPT}`,
+    [],
+  );
+  for (const row of rows) recent.add(toPaidCall(row));
+  return recent;
 }
 
 function toPaidCall(row: Record<string, unknown>): PaidCallRecord {

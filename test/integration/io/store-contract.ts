@@ -2,7 +2,7 @@
  * The store contract: every store implementation passes this suite (conventions §3 item 14).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { paidCallRecord } from '../../../core/catalog.ts';
+import { newestFirst, paidCallRecord } from '../../../core/catalog.ts';
 import type { Observation } from '../../../core/model.ts';
 import type { ReceiptRow, Store } from '../../../io/store.ts';
 
@@ -171,7 +171,9 @@ export function testStore(name: string, open: () => Promise<Store>): void {
         paid('https://b.example:8443/geo', 5, 'geocode'),
       ];
       for (const record of all) await store.addPaidCall(record);
-      const two = await store.paidCalls({ perService: 2 });
+      const two = (await store.paidCalls({ perService: 2 })).sort(
+        (a, b) => newestFirst(a, b) || a.service_id.localeCompare(b.service_id),
+      );
       expect(two.map((r) => `${r.service_id} ${r.called_at.slice(14, 16)}`)).toEqual([
         'b.example:8443/geo 05',
         'a.example/fx 04',
@@ -206,9 +208,9 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await services({ endpoint: 'https://b.example:8443/fx', perService: 5 })).toEqual([
         'b.example:8443/fx',
       ]);
-      expect(await services({ host: 'b.example:8443', perService: 5 })).toEqual([
-        'b.example:8443/geo',
+      expect((await services({ host: 'b.example:8443', perService: 5 })).sort()).toEqual([
         'b.example:8443/fx',
+        'b.example:8443/geo',
       ]);
       expect(await services({ host: 'b.example', perService: 5 })).toEqual([]);
       expect(await services({ task: 'fx-rate', host: 'a.example', perService: 1 })).toEqual(['a.example/fx']);
