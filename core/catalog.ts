@@ -151,7 +151,9 @@ export function rankServices(records: readonly PaidCallRecord[], options: RankOp
   const scored: Scored[] = [];
   const maxScaled = options.maxPriceUsd === null ? null : (scaledUsd(options.maxPriceUsd) ?? -1n);
   for (const list of byService.values()) {
-    const recent = [...list].sort(newestFirst).slice(0, options.n);
+    // Stores answer each service's calls newest first; sort only when they are not.
+    const ordered = list.every((call, i) => i === 0 || newestFirst(list[i - 1] as PaidCallRecord, call) <= 0);
+    const recent = (ordered ? list : [...list].sort(newestFirst)).slice(0, options.n);
     const newest = recent[0];
     if (!newest) continue;
     const scaledPrice = scaled(newest);
@@ -242,7 +244,18 @@ function scaledUsd(usd: string): bigint | null {
 function scaled(call: PaidCallRecord): bigint | null {
   const usdc = canonicalUsdc(call.network);
   if (!usdc || !isAtomic(call.price_atomic)) return null;
-  return BigInt(call.price_atomic) * 10n ** BigInt(36 - usdc.decimals);
+  return BigInt(call.price_atomic) * scaleOf(usdc.decimals);
+}
+
+const SCALES = new Map<number, bigint>();
+/** 10^(36 - decimals), computed once per decimals (a lookup ranks thousands of services). */
+function scaleOf(decimals: number): bigint {
+  let scale = SCALES.get(decimals);
+  if (scale === undefined) {
+    scale = 10n ** BigInt(36 - decimals);
+    SCALES.set(decimals, scale);
+  }
+  return scale;
 }
 
 type PassCounts = Pick<CatalogEntry, 'known_answer_calls' | 'known_answer_passes'>;
