@@ -16,7 +16,7 @@ import { knownAnswerDeps } from '../../crawl/known-answers-deps.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { startWorld, type World } from '../../sandbox/world.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
-import { fetchFrom, worldEnv } from '../helpers/world.ts';
+import { fetchFrom, usdcTransfers, worldEnv } from '../helpers/world.ts';
 
 let world: World;
 let spot: TestService;
@@ -80,6 +80,12 @@ describe('known-answer calls and the lookup ranked by them', () => {
     const bySeller = new Map<string, bigint>();
     for (const r of records) {
       expect(r.settlement_tx).toMatch(/^0x[0-9a-f]{64}$/);
+      // Each settlement on chain: one USDC transfer of exactly the price, from the payer to the seller's wallet.
+      const [transfer, ...more] = await usdcTransfers(world, r.settlement_tx as `0x${string}`);
+      expect(more).toEqual([]);
+      expect(transfer?.from.toLowerCase()).toBe(buyer.toLowerCase());
+      expect(transfer?.to.toLowerCase()).toBe(r.pay_to.toLowerCase());
+      expect(transfer?.value).toBe(BigInt(r.price_atomic));
       bySeller.set(r.pay_to, (bySeller.get(r.pay_to) ?? 0n) + BigInt(r.price_atomic));
     }
     for (const [seller, total] of bySeller)
