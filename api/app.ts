@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): H3 {
   paymentStatusRoutes(app, deps);
   receiptRoutes(app, deps);
   lookupRoutes(app, deps);
-  taskRoutes(app);
+  taskRoutes(app, deps);
   setupPackRoutes(app, deps);
   mcpRoutes(app, deps, API_VERSION);
   openApiRoutes(app, deps.baseUrl, API_VERSION);

@@ -2,6 +2,7 @@
  * Reading JSON request bodies with a hard size cap: a hostile or broken client costs bounded memory and time.
  */
 import type { H3Event } from 'h3';
+import { readBoundedText } from '../io/bounded-body.ts';
 import { apiError } from './errors.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -31,19 +32,7 @@ export async function readJsonObject(
 }
 
 async function readText(request: Request, limit: number): Promise<string> {
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw apiError(413, 'body_too_large', `The body is larger than ${limit} bytes.`);
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks));
+  const read = await readBoundedText(request.body, limit);
+  if (read.truncated) throw apiError(413, 'body_too_large', `The body is larger than ${limit} bytes.`);
+  return read.text;
 }

@@ -6,6 +6,7 @@ import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
 import type { Hosted } from './hosted.ts';
+import type { PaidCallIntake } from './paid-call-intake.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
 import type { ListingsDeps } from './routes/listings.ts';
@@ -54,4 +55,6 @@ export type AppDeps = CheckDeps &
     /** Hosted mode: integrators, keys, usage, invoices. Null only where an app is built without it (tests of other
      *  routes): every integrator key is then a 401. */
     hosted: Hosted | null;
+    /** Published known-answer runs, taken in without a restart; absent where no DATA_DIR runs are read (tests). */
+    paidCalls?: PaidCallIntake;
   };

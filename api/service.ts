@@ -35,6 +35,7 @@ import type { AppDeps } from './deps.ts';
 import { createHosted } from './hosted.ts';
 import { createIdentity } from './identity.ts';
 import { OPERATOR_INBOX_PREFIX } from './operator.ts';
+import { createPaidCallIntake } from './paid-call-intake.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
@@ -141,7 +142,14 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
     runs: { crawl: runPaths(config.dataDir, 'crawl'), bazaar: runPaths(config.dataDir, 'bazaar') },
     hosted,
+    paidCalls: createPaidCallIntake({
+      paths: runPaths(config.dataDir, 'known-answers'),
+      store,
+      monotonic: () => performance.now(),
+      log: (line) => console.error(`[spotcheck] ${line}`),
+    }),
   };
+  await deps.paidCalls?.refresh(true);
 
   const listings = listingsHandler(deps);
   // The operator CLIs' operations and listings files share the inbox; the file name tells them apart.

@@ -23,6 +23,7 @@ const BENCHES: Entry[] = [
   { name: 'mcp-check', load: () => import('./mcp-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
   { name: 'crawl', load: () => import('./crawl.ts') },
+  { name: 'lookup', load: () => import('./lookup.ts') },
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
 ];
 

@@ -3,8 +3,7 @@
  * known-answer pass rate over each service's last n calls, then by price. Every tier ranks the same records with
  * this same function (spec §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
  */
-import * as v from 'valibot';
-import { atomicToUsd, compareAtomicToUsd, isAtomic } from './amount.ts';
+import { atomicToUsd, isAtomic, parseUsd } from './amount.ts';
 import { canonicalUsdc } from './networks.ts';
 import { normalizeUrl } from './url.ts';
 
@@ -30,6 +29,10 @@ export type PaidCallRecord = {
   http_status: number | null;
   /** The failure was the seller's (no delivery, 5xx, no answer), not ours (facilitator down, our timeout). */
   broken_on_seller_side: boolean;
+  /** The signed receipt of the call (`/v1/receipts/{id}`); null for records made without one (tests, imports). */
+  receipt_id: string | null;
+  /** Why the call did not pass (`core/known-answer.ts` codes, or the paying side's); null on a pass. */
+  why: string | null;
 };
 
 /** One service in a lookup answer (spec §2.8 leaves the shape open; `docs/lookup.md` publishes it). */
@@ -58,7 +61,10 @@ export type CatalogEntry = {
   last_settlement_tx: string | null;
   /** The calls themselves, newest first: the facts behind the figures. */
   receipts: Array<
-    Pick<PaidCallRecord, 'called_at' | 'settlement_tx' | 'delivered' | 'known_answer' | 'http_status'>
+    Pick<
+      PaidCallRecord,
+      'receipt_id' | 'called_at' | 'settlement_tx' | 'delivered' | 'known_answer' | 'why' | 'http_status'
+    >
   >;
 };
 
@@ -93,9 +99,11 @@ export function serviceIdOf(endpointUrl: string): string {
  *   known_answer: 'pass', http_status: 200 })
  */
 export function paidCallRecord(
-  input: Omit<PaidCallRecord, 'service_id' | 'broken_on_seller_side'> & {
+  input: Omit<PaidCallRecord, 'service_id' | 'broken_on_seller_side' | 'receipt_id' | 'why'> & {
     service_id?: string;
     broken_on_seller_side?: boolean;
+    receipt_id?: string | null;
+    why?: string | null;
   },
 ): PaidCallRecord {
   if (!isAtomic(input.price_atomic))
@@ -106,6 +114,8 @@ export function paidCallRecord(
   const status = input.http_status;
   return {
     ...input,
+    receipt_id: input.receipt_id ?? null,
+    why: input.why ?? null,
     called_at: new Date(input.called_at).toISOString(),
     endpoint_url: endpoint,
     service_id: input.service_id ?? serviceIdOf(endpoint),
@@ -137,89 +147,54 @@ export function rankServices(records: readonly PaidCallRecord[], options: RankOp
     list.push(record);
     byService.set(record.service_id, list);
   }
-  const scored: Array<{ entry: CatalogEntry; broken: boolean; scaledPrice: bigint | null }> = [];
+  // Cheap facts first for every service; whole entries only for the ones the answer shows (`limit` per list).
+  const scored: Scored[] = [];
+  const maxScaled = options.maxPriceUsd === null ? null : (scaledUsd(options.maxPriceUsd) ?? -1n);
   for (const list of byService.values()) {
-    const recent = [...list].sort(newestFirst).slice(0, options.n);
+    // Stores answer each service's calls newest first; sort only when they are not.
+    const ordered = list.every((call, i) => i === 0 || newestFirst(list[i - 1] as PaidCallRecord, call) <= 0);
+    const recent = (ordered ? list : [...list].sort(newestFirst)).slice(0, options.n);
     const newest = recent[0];
     if (!newest) continue;
-    if (options.maxPriceUsd !== null && !withinPrice(newest, options.maxPriceUsd)) continue;
-    const entry = entryOf(recent, newest);
-    scored.push({ entry, broken: entry.seller_side_failures * 2 > entry.calls, scaledPrice: scaled(newest) });
+    const scaledPrice = scaled(newest);
+    // Fail closed: a price in unknown units is never within a maximum.
+    if (maxScaled !== null && (scaledPrice === null || scaledPrice > maxScaled)) continue;
+    let checked = 0;
+    let passes = 0;
+    let broken = 0;
+    for (const call of recent) {
+      if (call.known_answer !== null) checked++;
+      if (call.known_answer === 'pass') passes++;
+      if (call.broken_on_seller_side) broken++;
+    }
+    scored.push({
+      service_id: newest.service_id,
+      known_answer_calls: checked,
+      known_answer_passes: passes,
+      broken: broken * 2 > recent.length,
+      scaledPrice,
+      recent,
+      newest,
+    });
   }
   const results = scored
     .filter((item) => !item.broken)
-    .sort(
-      (a, b) =>
-        byPassRate(a.entry, b.entry) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a.entry, b.entry),
-    )
-    .map((item) => item.entry);
+    .sort((a, b) => byPassRate(a, b) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a, b))
+    .slice(0, options.limit);
   const factsOnly = scored
     .filter((item) => item.broken)
-    .map((item) => item.entry)
-    .sort(byId);
-  return { results: results.slice(0, options.limit), facts_only: factsOnly.slice(0, options.limit) };
+    .sort(byId)
+    .slice(0, options.limit);
+  const entries = (items: Scored[]) => items.map((item) => entryOf(item.recent, item.newest));
+  return { results: entries(results), facts_only: entries(factsOnly) };
 }
 
-const TaskName = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/));
-const Text = v.pipe(v.string(), v.minLength(1), v.maxLength(500));
-const KnownAnswer = v.variant('kind', [
-  v.strictObject({ kind: v.literal('exact'), value: v.pipe(v.string(), v.minLength(1)) }),
-  v.strictObject({
-    kind: v.literal('contains'),
-    any_of: v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1)),
-    case_sensitive: v.optional(v.boolean()),
-  }),
-  v.pipe(
-    v.strictObject({
-      kind: v.literal('json-path'),
-      path: v.pipe(v.string(), v.regex(/^\$(\.[A-Za-z_][A-Za-z0-9_]*|\[\d{1,3}\])+$/)),
-      equals: v.optional(v.union([v.string(), v.number(), v.boolean()])),
-      min: v.optional(v.number()),
-      max: v.optional(v.number()),
-    }),
-    v.check(
-      (answer) => answer.equals !== undefined || answer.min !== undefined || answer.max !== undefined,
-      'a json-path known answer needs equals, min or max',
-    ),
-  ),
-]);
-const TaskSchema = v.strictObject({
-  name: TaskName,
-  title: Text,
-  description: Text,
-  input_example: v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
-  known_answer: KnownAnswer,
-});
-const TasksFile = v.pipe(
-  v.strictObject({ tasks: v.pipe(v.array(TaskSchema), v.minLength(1)) }),
-  v.check(
-    (file) => new Set(file.tasks.map((task) => task.name)).size === file.tasks.length,
-    'task names repeat',
-  ),
-);
-
-/** One task of the catalog (`data/tasks.json`), known answer included. */
-export type Task = v.InferOutput<typeof TaskSchema>;
-
-/** A task as `GET /v1/tasks` publishes it: the known answer stays out (see `data/README.md`). */
-export type PublicTask = Omit<Task, 'known_answer'>;
-
-/**
- * Validates the task catalog file.
- * @example parseTasks(JSON.parse(text)) // { ok: true, value: [{ name: 'fx-rate', … }] }
- */
-export function parseTasks(input: unknown): { ok: true; value: Task[] } | { ok: false; message: string } {
-  const parsed = v.safeParse(TasksFile, input);
-  if (parsed.success) return { ok: true, value: parsed.output.tasks };
-  const issue = parsed.issues[0];
-  const path = issue.path?.map((item) => String(item.key)).join('.') ?? '';
-  return { ok: false, message: `${path ? `${path}: ` : ''}${issue.message}` };
-}
-
-/** The published view of a task. */
-export function publicTask({ known_answer: _hidden, ...task }: Task): PublicTask {
-  return task;
-}
+type Scored = Pick<CatalogEntry, 'service_id' | 'known_answer_calls' | 'known_answer_passes'> & {
+  broken: boolean;
+  scaledPrice: bigint | null;
+  recent: PaidCallRecord[];
+  newest: PaidCallRecord;
+};
 
 function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry {
   const delivered = recent.filter((call) => call.delivered).length;
@@ -243,32 +218,50 @@ function entryOf(recent: PaidCallRecord[], newest: PaidCallRecord): CatalogEntry
     seller_side_failures: recent.filter((call) => call.broken_on_seller_side).length,
     last_called_at: newest.called_at,
     last_settlement_tx: newest.settlement_tx,
-    receipts: recent.map(({ called_at, settlement_tx, delivered, known_answer, http_status }) => ({
-      called_at,
-      settlement_tx,
-      delivered,
-      known_answer,
-      http_status,
-    })),
+    receipts: recent.map(
+      ({ receipt_id, called_at, settlement_tx, delivered, known_answer, why, http_status }) => ({
+        receipt_id,
+        called_at,
+        settlement_tx,
+        delivered,
+        known_answer,
+        why,
+        http_status,
+      }),
+    ),
   };
 }
 
-/** Fail closed: a price in unknown units is never "within" a maximum. */
-function withinPrice(call: PaidCallRecord, maxUsd: string): boolean {
-  const usdc = canonicalUsdc(call.network);
-  if (!usdc || !isAtomic(call.price_atomic)) return false;
-  return compareAtomicToUsd(call.price_atomic, usdc.decimals, maxUsd) <= 0;
+/** A USD decimal (canonical, `parseUsd`) on the scale of {@link scaled}; null when it is not one. */
+function scaledUsd(usd: string): bigint | null {
+  const canonical = parseUsd(usd);
+  if (canonical === null) return null;
+  const [whole = '0', fraction = ''] = canonical.split('.');
+  return fraction.length > 36 ? null : BigInt(whole + fraction.padEnd(36, '0'));
 }
 
 /** Price on one scale (10^-36 USD) so prices on networks with different decimals compare exactly. */
 function scaled(call: PaidCallRecord): bigint | null {
   const usdc = canonicalUsdc(call.network);
   if (!usdc || !isAtomic(call.price_atomic)) return null;
-  return BigInt(call.price_atomic) * 10n ** BigInt(36 - usdc.decimals);
+  return BigInt(call.price_atomic) * scaleOf(usdc.decimals);
 }
 
+const SCALES = new Map<number, bigint>();
+/** 10^(36 - decimals), computed once per decimals (a lookup ranks thousands of services). */
+function scaleOf(decimals: number): bigint {
+  let scale = SCALES.get(decimals);
+  if (scale === undefined) {
+    scale = 10n ** BigInt(36 - decimals);
+    SCALES.set(decimals, scale);
+  }
+  return scale;
+}
+
+type PassCounts = Pick<CatalogEntry, 'known_answer_calls' | 'known_answer_passes'>;
+
 /** Exact: compares passes/calls by cross-multiplying, never by rounded floats. */
-function byPassRate(a: CatalogEntry, b: CatalogEntry): number {
+function byPassRate(a: PassCounts, b: PassCounts): number {
   if (a.known_answer_calls === 0 || b.known_answer_calls === 0) {
     return (a.known_answer_calls === 0 ? 1 : 0) - (b.known_answer_calls === 0 ? 1 : 0);
   }
@@ -280,7 +273,7 @@ function byPrice(a: bigint | null, b: bigint | null): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function byId(a: CatalogEntry, b: CatalogEntry): number {
+function byId(a: { service_id: string }, b: { service_id: string }): number {
   return a.service_id < b.service_id ? -1 : a.service_id > b.service_id ? 1 : 0;
 }
 

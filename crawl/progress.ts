@@ -20,7 +20,14 @@ export type ProgressOptions = {
   redrawEveryMs?: number;
   /** Already done when the run resumed: counted as done, not in the rate. */
   alreadyDone?: number;
+  /** What the three counts are called on the line (default `pay`, `skip`, `recheck`; known answers: pass, fail…). */
+  names?: CountNames;
 };
+
+/** Display names of the three counts. */
+export type CountNames = { pay: string; skip: string; recheck: string };
+
+const VERDICT_NAMES: CountNames = { pay: 'pay', skip: 'skip', recheck: 'recheck' };
 
 /**
  * Creates a reporter; call `tick` once per finished probe and `finish` at the end (prints the last state).
@@ -37,7 +44,7 @@ export function createProgress(options: ProgressOptions) {
   const draw = (final: boolean) => {
     const elapsed = now() - startedAt;
     const rate = elapsed > 0 ? ((counts.done - resumed) * 1000) / elapsed : 0;
-    const line = formatProgress(options.label, counts, rate, tty ? (out.columns ?? 80) : null);
+    const line = formatProgress(options.label, counts, rate, tty ? (out.columns ?? 80) : null, options.names);
     out.write(tty ? `\r\u001b[K${line}${final ? '\n' : ''}` : `${line}\n`);
     lastDraw = now();
   };
@@ -64,12 +71,13 @@ export function formatProgress(
   c: ProgressCounts,
   rate: number,
   columns: number | null,
+  names: CountNames = VERDICT_NAMES,
 ): string {
   const fraction = c.total === 0 ? 1 : Math.min(1, c.done / c.total);
   const eta = rate > 0 ? (c.total - c.done) / rate : null;
   const tail =
     `${c.done}/${c.total} ${Math.floor(fraction * 100)}% ${rate.toFixed(1)}/s ETA ${duration(eta)}` +
-    ` · pay ${c.pay} skip ${c.skip} recheck ${c.recheck}`;
+    ` · ${names.pay} ${c.pay} ${names.skip} ${c.skip} ${names.recheck} ${c.recheck}`;
   if (columns === null) return `${label}: ${tail}`;
   const width = Math.max(10, Math.min(40, columns - tail.length - label.length - 4));
   const filled = Math.round(fraction * width);

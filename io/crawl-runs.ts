@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { syncDir, writeFileDurably } from './durable-file.ts';
 
-export type RunKind = 'crawl' | 'bazaar';
+export type RunKind = 'crawl' | 'bazaar' | 'known-answers';
 
 /** The folders and files of one kind of run. */
 export type RunPaths = { root: string; runs: string; work: string; current: string };

@@ -11,6 +11,7 @@ import type { PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
 import type { HostCheck, HostObservation } from '../core/reputation.ts';
+import { createRecentPaidCalls, RECENT_KEPT, type RecentPaidCalls } from './recent-paid-calls.ts';
 import {
   hostOf,
   OBSERVATIONS_KEPT,
@@ -39,8 +40,14 @@ CREATE TABLE IF NOT EXISTS paid_calls (
   called_at VARCHAR NOT NULL, price_atomic VARCHAR NOT NULL, network VARCHAR NOT NULL, pay_to VARCHAR NOT NULL,
   settlement_tx VARCHAR, delivered BOOLEAN NOT NULL, known_answer VARCHAR, http_status INTEGER,
   broken_on_seller_side BOOLEAN NOT NULL);
+ALTER TABLE paid_calls ADD COLUMN IF NOT EXISTS receipt_id VARCHAR;
+ALTER TABLE paid_calls ADD COLUMN IF NOT EXISTS why VARCHAR;
 CREATE INDEX IF NOT EXISTS paid_calls_by_service ON paid_calls (service_id);
 `;
+
+const PAID_CALL_COLUMNS =
+  'service_id, endpoint_url, host, task, called_at, price_atomic, network, pay_to, settlement_tx, delivered, ' +
+  'known_answer, http_status, broken_on_seller_side, receipt_id, why';
 
 const CHUNK = 200;
 /** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
@@ -68,6 +75,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   const loaded = new Map<string, Observation[]>();
   const loading = new Map<string, Promise<Observation[]>>();
   const listings = await loadListings(db);
+  const recentCalls = await loadRecentPaidCalls(db);
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
 
   // Endpoints with at least one observation in the table: a check of a new endpoint needs no query at all.
@@ -208,23 +216,38 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       return rows.length;
     },
     async addPaidCall(r) {
-      await db.run(`INSERT INTO paid_calls VALUES (${Array(13).fill('?').join(',')})`, [
-        r.service_id,
-        r.endpoint_url,
-        hostOf(r.endpoint_url),
-        r.task,
-        r.called_at,
-        r.price_atomic,
-        r.network,
-        r.pay_to,
-        r.settlement_tx,
-        r.delivered,
-        r.known_answer,
-        r.http_status,
-        r.broken_on_seller_side,
-      ]);
+      // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
+      if (r.receipt_id !== null) await db.run('DELETE FROM paid_calls WHERE receipt_id = ?', [r.receipt_id]);
+      await db.run(
+        `INSERT INTO paid_calls (${PAID_CALL_COLUMNS}) VALUES (${Array(15).fill('?').join(',')})`,
+        [
+          r.service_id,
+          r.endpoint_url,
+          hostOf(r.endpoint_url),
+          r.task,
+          r.called_at,
+          r.price_atomic,
+          r.network,
+          r.pay_to,
+          r.settlement_tx,
+          r.delivered,
+          r.known_answer,
+          r.http_status,
+          r.broken_on_seller_side,
+          r.receipt_id,
+          r.why,
+        ],
+      );
+      recentCalls.add(r);
     },
     async paidCalls({ task, endpoint, host, perService }) {
+      const recent = recentCalls.query({
+        ...(task === undefined ? {} : { task }),
+        ...(endpoint === undefined ? {} : { endpoint }),
+        ...(host === undefined ? {} : { host }),
+        perService,
+      });
+      if (recent !== null) return recent;
       const where: string[] = [];
       const args: DuckDBValue[] = [];
       if (task !== undefined) {
@@ -426,6 +449,21 @@ function toObservation(row: Record<string, unknown>): Observation {
   };
 }
 
+/** The last {@link RECENT_KEPT} calls of every service and of every service and task, from the table. */
+async function loadRecentPaidCalls(db: DuckDBConnection): Promise<RecentPaidCalls> {
+  const recent = createRecentPaidCalls();
+  const order = "called_at DESC, coalesce(settlement_tx, '') DESC";
+  const rows = await select(
+    db,
+    `SELECT * EXCLUDE (host) FROM paid_calls
+     QUALIFY row_number() OVER (PARTITION BY service_id ORDER BY ${order}) <= ${RECENT_KEPT}
+          OR row_number() OVER (PARTITION BY service_id, task ORDER BY ${order}) <= ${RECENT_KEPT}`,
+    [],
+  );
+  for (const row of rows) recent.add(toPaidCall(row));
+  return recent;
+}
+
 function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
   return {
     service_id: String(row.service_id),
@@ -440,13 +478,15 @@ function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
     known_answer: row.known_answer === 'pass' || row.known_answer === 'fail' ? row.known_answer : null,
     http_status: row.http_status === null ? null : Number(row.http_status),
     broken_on_seller_side: row.broken_on_seller_side === true,
+    receipt_id: nullableString(row.receipt_id),
+    why: nullableString(row.why),
   };
 }
 
 function toSummary(row: Record<string, unknown>): ReceiptSummary {
   return {
     id: String(row.id),
-    type: row.type === 'payment-status' ? 'payment-status' : 'check',
+    type: row.type === 'payment-status' || row.type === 'paid-call' ? row.type : 'check',
     issuedAt: String(row.issued_at),
     url: nullableString(row.url),
     method: row.method === 'POST' ? 'POST' : row.method === 'GET' ? 'GET' : null,

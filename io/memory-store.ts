@@ -60,6 +60,10 @@ export function createMemoryStore(): Store {
       return rows.length;
     },
     async addPaidCall(record) {
+      if (record.receipt_id !== null) {
+        const at = paidCalls.findIndex((call) => call.receipt_id === record.receipt_id);
+        if (at >= 0) paidCalls.splice(at, 1);
+      }
       paidCalls.push({ ...record });
     },
     async paidCalls({ task, endpoint, host, perService }) {

@@ -13,7 +13,7 @@ import type { HostCheck, HostObservation } from '../core/reputation.ts';
 /** The indexed columns of a receipt; `body` is the whole signed receipt. */
 export type ReceiptRow = {
   id: string;
-  type: 'check' | 'payment-status';
+  type: 'check' | 'payment-status' | 'paid-call';
   issuedAt: string;
   url: string | null;
   urlNorm: string | null;
@@ -51,7 +51,8 @@ export type Store = {
   importListings(rows: Array<Listing & { urlNorm: string }>): Promise<number>;
   /** Records one of the service's own paid calls to a catalogued service (spec §1.4). */
   addPaidCall(record: PaidCallRecord): Promise<void>;
-  /** The last `perService` paid calls of each service, newest first (`newestFirst`), after the filters. */
+  /** The last `perService` paid calls of each service after the filters: each service's calls newest first
+   *  (`newestFirst`); services in no given order (the ranking orders them). */
   paidCalls(query: PaidCallQuery): Promise<PaidCallRecord[]>;
   /** The newest observations across every endpoint of `host` (URL host, port included), at most 30 per endpoint. */
   observationsByHost(host: string, limit: number): Promise<HostObservation[]>;

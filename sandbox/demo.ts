@@ -25,6 +25,7 @@ import { publishToInbox } from '../io/inbox.ts';
 import { verifyReceipt } from '../verify/verify.ts';
 import { freePort } from './chain.ts';
 import { crawlTour } from './demo-crawl.ts';
+import { tourKnownAnswers } from './demo-known-answers.ts';
 import type { SellerName } from './sellers/index.ts';
 import { startWorld, type World } from './world.ts';
 
@@ -103,14 +104,14 @@ async function tour(): Promise<void> {
   const world = await startWorld();
   cleanups.push(() => world.stop());
   const { state } = world;
-  out(`[1/8] Sandbox world up in ${ms(started)}: anvil (chain 8453, Circle FiatToken at Base USDC),`);
+  out(`[1/9] Sandbox world up in ${ms(started)}: anvil (chain 8453, Circle FiatToken at Base USDC),`);
   out(
     `      the x402 SDK facilitator at ${state.facilitatorUrl}, ${Object.keys(state.sellers).length} sellers.`,
   );
 
   started = performance.now();
   const { service, config, url, exemptSecret } = await startService(world);
-  out(`[2/8] Service up in ${ms(started)} at ${url}, paid into ${state.serviceWallet}.`);
+  out(`[2/9] Service up in ${ms(started)} at ${url}, paid into ${state.serviceWallet}.`);
   out(
     '      PROBE_ALLOW_CIDRS=127.0.0.0/8: loopback passes the SSRF gate for this demo only; never in production.',
   );
@@ -132,9 +133,9 @@ async function tour(): Promise<void> {
   ].map((listing) => ({ ...listing, source: 'demo' }));
   await publishToInbox(dataPaths(config.dataDir).inbox, 'demo-listings', JSON.stringify(listings));
   await service.drainInbox();
-  out(`[3/8] Imported ${listings.length} listings through the inbox (the crawl's path into the database).`);
+  out(`[3/9] Imported ${listings.length} listings through the inbox (the crawl's path into the database).`);
 
-  out("[4/8] Checks of the fleet (with the demo's exempt key, so every answer is the full one):");
+  out("[4/9] Checks of the fleet (with the demo's exempt key, so every answer is the full one):");
   const checked = await Promise.all(
     TOUR.map(async (stop) => {
       const params = { url: world.sellers.urls[stop.name], ...stop.params };
@@ -154,7 +155,7 @@ async function tour(): Promise<void> {
   }
 
   out(
-    `[5/8] An agent without a key: ${LIMITS.freeChecksPerDay} free checks a day, then USD 0.02 through x402.`,
+    `[5/9] An agent without a key: ${LIMITS.freeChecksPerDay} free checks a day, then USD 0.02 through x402.`,
   );
   const target = `${url}${CHECK_PATH}?${new URLSearchParams({ url: world.sellers.urls['sdk-ok'], claimed_price: '0.01' })}`;
   for (let i = 0; i < LIMITS.freeChecksPerDay; i += 1) {
@@ -204,15 +205,17 @@ async function tour(): Promise<void> {
   const tampered = await verifyReceipt({ ...receipt, verdict: 'skip' }, jwks);
   if (!verified.ok || tampered.ok) throw new Error('receipt verification did not behave');
   out(
-    `[6/8] Receipt ${answer.receipt_id} verified offline with the auditors' verifier (kid ${verified.kid}): ok.`,
+    `[6/9] Receipt ${answer.receipt_id} verified offline with the auditors' verifier (kid ${verified.kid}): ok.`,
   );
   out(`      The same receipt with verdict changed to skip: ${tampered.ok ? 'ok' : tampered.reason}.`);
 
-  out('[7/8] A crawl of the sandbox discovery lists and a bazaar check, taken in by the running service:');
+  out('[7/9] A crawl of the sandbox discovery lists and a bazaar check, taken in by the running service:');
   const crawled = await crawlTour(world, config, service, url);
   for (const line of crawled.lines) out(line);
+  out('[8/9] Known-answer calls: the service pays the task sellers, judges each answer, ranks them.');
+  await tourKnownAnswers({ world, url, dataDir: config.dataDir, buyer: 2, out });
 
-  out('[8/8] Open:');
+  out('[9/9] Open:');
   const links: Array<[string, string]> = [
     ['health', `${url}/healthz`],
     ['paid receipt', receiptUrl],

@@ -1,6 +1,7 @@
 /**
- * `npm run sandbox -- [--state <file>] [--port <n>] [--buyers <n>]`: starts the sandbox world, prints what a
- * client needs, writes it to the state file (default `.sandbox-state.json`), and runs until SIGINT or SIGTERM.
+ * `npm run sandbox -- [--state <file>] [--tasks <file>] [--port <n>] [--buyers <n>]`: starts the sandbox world,
+ * prints what a client needs, writes it to the state file (default `.sandbox-state.json`) and the task file of the
+ * known-answer sellers (default `.sandbox-tasks.json`), and runs until SIGINT or SIGTERM.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,6 +10,7 @@ import { startWorld, type WorldState } from './world.ts';
 const { values } = parseArgs({
   options: {
     state: { type: 'string', default: '.sandbox-state.json' },
+    tasks: { type: 'string', default: '.sandbox-tasks.json' },
     port: { type: 'string' },
     buyers: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
@@ -17,7 +19,9 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  process.stdout.write('usage: npm run sandbox -- [--state <file>] [--port <n>] [--buyers <n>]\n');
+  process.stdout.write(
+    'usage: npm run sandbox -- [--state <file>] [--tasks <file>] [--port <n>] [--buyers <n>]\n',
+  );
   process.exit(0);
 }
 
@@ -27,6 +31,7 @@ const statePath = resolve(values.state);
 const started = performance.now();
 const world = await startWorld({
   statePath,
+  tasksPath: resolve(values.tasks),
   ...(port === undefined ? {} : { port }),
   ...(buyers === undefined ? {} : { buyers }),
 });
@@ -71,6 +76,9 @@ function describe(state: WorldState, path: string, ms: number): string {
           `  broken            ${state.discovery.brokenUrl}`,
         ]
       : []),
+    'Known-answer sellers (each paid into its own wallet):',
+    ...Object.entries(state.taskSellers).map(([name, s]) => `  ${name.padEnd(26)}  ${s.url}  ${s.payTo}`),
+    `Task file         ${state.tasksFile ?? '(not written)'}`,
     '',
     `State file        ${path}`,
     '',

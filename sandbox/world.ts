@@ -11,6 +11,7 @@ import { type DiscoveryServer, startDiscovery } from './discovery.ts';
 import { type Facilitator, startFacilitator } from './facilitator.ts';
 import { type RpcProxy, startRpcProxy } from './rpc-proxy.ts';
 import { type SellerFleet, startSellers } from './sellers/index.ts';
+import { startTaskSellers, type TaskSellers } from './sellers/task-fleet.ts';
 
 const address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/u));
 const privateKey = v.pipe(v.string(), v.regex(/^0x[0-9a-f]{64}$/u));
@@ -34,6 +35,10 @@ export const worldStateSchema = v.object({
       brokenUrl: v.pipe(v.string(), v.url()),
     }),
   ),
+  /** The known-answer sellers (issue 8), `<task>/<behaviour>` → URL, and the wallet each is paid into. */
+  taskSellers: v.record(v.string(), v.object({ url: v.pipe(v.string(), v.url()), payTo: address })),
+  /** The task file naming the task sellers as candidates (written with the state file). */
+  tasksFile: v.optional(v.string()),
 });
 
 /** What the state file holds: every URL and key a client of the sandbox needs. */
@@ -47,6 +52,7 @@ export type World = {
   facilitator: Facilitator;
   sellers: SellerFleet;
   discovery: DiscoveryServer;
+  taskSellers: TaskSellers;
   state: WorldState;
   stop(): Promise<void>;
 };
@@ -55,7 +61,7 @@ export type World = {
  * Options of {@link startWorld}. With `port`, anvil listens on `port`, the RPC proxy on `port + 1` and the
  * facilitator on `port + 2`; otherwise all take free ports. Sellers always take free ports.
  */
-export type WorldOptions = { port?: number; statePath?: string; buyers?: number };
+export type WorldOptions = { port?: number; statePath?: string; tasksPath?: string; buyers?: number };
 
 /** Starts chain, RPC proxy, facilitator and sellers; writes the state file when `statePath` is given. */
 export async function startWorld(options: WorldOptions = {}): Promise<World> {
@@ -78,6 +84,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     cleanups.push(() => sellers.close());
     const discovery = await startDiscovery({ sellers: sellers.urls, payTo: sellers.payTo });
     cleanups.push(() => discovery.close());
+    const taskSellers = await startTaskSellers({ facilitator: facilitator.client });
+    cleanups.push(() => taskSellers.close());
 
     const state: WorldState = {
       rpcUrls: [chain.rpcUrl, rpcProxy.url],
@@ -94,13 +102,20 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
         x402scanUrl: discovery.x402scanUrl,
         brokenUrl: discovery.brokenUrl,
       },
+      taskSellers: taskSellers.sellers,
+      ...(options.tasksPath === undefined ? {} : { tasksFile: options.tasksPath }),
     };
+    const tasksPath = options.tasksPath;
+    if (tasksPath !== undefined) {
+      await writeJsonAtomically(tasksPath, taskSellers.tasks, 0o644);
+      cleanups.unshift(() => rm(tasksPath, { force: true }));
+    }
     const statePath = options.statePath;
     if (statePath !== undefined) {
       await writeWorldState(statePath, state);
       cleanups.unshift(() => rm(statePath, { force: true }));
     }
-    return { chain, rpcProxy, facilitator, sellers, discovery, state, stop: stopAll };
+    return { chain, rpcProxy, facilitator, sellers, discovery, taskSellers, state, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;
@@ -109,9 +124,13 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
 
 /** Writes the state file atomically (temp file, then rename), readable by its owner only: it holds keys. */
 export async function writeWorldState(path: string, state: WorldState): Promise<void> {
+  await writeJsonAtomically(path, state, 0o600);
+}
+
+async function writeJsonAtomically(path: string, value: unknown, mode: number): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(temp, `${JSON.stringify(value, null, 2)}\n`, { mode });
   await rename(temp, path);
 }
 

@@ -12,7 +12,7 @@ import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { queryOf } from '../query.ts';
 import { journalQuotaUse } from '../quota-use.ts';
-import { TASK_NAMES } from './tasks.ts';
+import { publishedTasks } from './tasks.ts';
 
 /** Registers the lookup routes. */
 export function lookupRoutes(app: H3, deps: AppDeps): void {
@@ -22,11 +22,16 @@ export function lookupRoutes(app: H3, deps: AppDeps): void {
 }
 
 async function free(event: H3Event, deps: AppDeps) {
+  await deps.paidCalls?.refresh();
   const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: false, dryRun: false });
   if (asker.tier === 'paid') return paid(event, deps, false);
   // Spec §7: a 400 is never metered, so parameters are checked before any quota is taken.
-  const params = validated(event, false);
-  if (asker.tier === 'exempt') return { ...(await answer(deps, params)), access: { tier: 'exempt' } };
+  const params = validated(event, deps, false);
+  if (asker.tier === 'exempt') {
+    const body = await answer(deps, params);
+    await recordAttribution(deps, params, 'exempt');
+    return { ...body, access: { tier: 'exempt' } };
+  }
 
   const grant = takeFree(event, deps.gate, 'lookup', {
     perAddress: LIMITS.freeLookupsPerDay,
@@ -44,16 +49,26 @@ async function free(event: H3Event, deps: AppDeps) {
 }
 
 function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
-  return deps.sales.sell(event, 'lookup', async () => ({
-    status: 200,
-    body: await answer(deps, validated(event, requireReference)),
-  }));
+  return deps.sales.sell(event, 'lookup', async () => {
+    await deps.paidCalls?.refresh();
+    const params = validated(event, deps, requireReference);
+    const body = await answer(deps, params);
+    // Recorded only once the settlement landed: nothing of an unsettled call is written (CONTRIBUTING "Payments").
+    return {
+      status: 200,
+      complete: async () => {
+        await recordAttribution(deps, params, 'paid');
+        return body;
+      },
+    };
+  });
 }
 
 async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, grant: FreeGrant) {
   return answerFree(grant, async () => {
     const body = await answer(deps, params);
     await journalQuotaUse(deps.ledger, grant.record);
+    await recordAttribution(deps, params, 'free');
     // The answer shows today's count, so no cache may keep it.
     event.res.headers.set('cache-control', 'no-store');
     return body;
@@ -74,8 +89,28 @@ async function answer(deps: AppDeps, params: LookupParams) {
   });
 }
 
-function validated(event: H3Event, requireReference: boolean): LookupParams {
-  const parsed = parseLookupParams(queryOf(event), { tasks: TASK_NAMES, requireReference });
+/**
+ * Records who asked and whom they paid (spec §4: `client` app name, `ref` attribution, `payer` the vendor paid) in
+ * the journal, next to the receipts; never part of the answer, never a reason to change it. Nothing when none is set.
+ */
+async function recordAttribution(deps: AppDeps, params: LookupParams, tier: 'free' | 'paid' | 'exempt') {
+  if (params.client === null && params.ref === null && params.payer === null) return;
+  await deps.ledger.attach({
+    lookup: {
+      at: deps.now().toISOString(),
+      tier,
+      task: params.task,
+      endpoint: params.endpoint,
+      client: params.client,
+      ref: params.ref,
+      payer: params.payer,
+    },
+  });
+}
+
+function validated(event: H3Event, deps: AppDeps, requireReference: boolean): LookupParams {
+  const tasks = publishedTasks(deps).map((task) => task.name);
+  const parsed = parseLookupParams(queryOf(event), { tasks, requireReference });
   if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
   return parsed.value;
 }

@@ -111,8 +111,16 @@ export const SDK_NAMES = Object.keys(APPS) as SdkName[];
  * instead of answering 500 to the first probe.
  */
 export async function buildSdkSeller(name: SdkName, ctx: SdkContext): Promise<SellerSpec> {
-  const { path, routes, build } = APPS[name](ctx.payTo);
-  const resourceServer = new x402ResourceServer(ctx.facilitators)
+  return buildSdkApp(APPS[name](ctx.payTo), ctx.facilitators);
+}
+
+/** A seller app: routes behind `@x402/hono`'s payment middleware; `before` registers middleware outside it (it sees the settled answer). */
+export type SdkApp = App & { before?: (app: Hono) => void };
+
+/** Builds a seller from its SDK route configuration and handlers (the fleet's and the task sellers'). */
+export async function buildSdkApp(spec: SdkApp, facilitators: FacilitatorClient[]): Promise<SellerSpec> {
+  const { path, routes, build } = spec;
+  const resourceServer = new x402ResourceServer(facilitators)
     .register(BASE, new ExactEvmScheme())
     .register(BASE_SEPOLIA, new ExactEvmScheme())
     .register(POLYGON, new ExactEvmScheme())
@@ -120,6 +128,7 @@ export async function buildSdkSeller(name: SdkName, ctx: SdkContext): Promise<Se
   // Preflight with the same classes the middleware uses; the middleware then syncs on its own, as in production.
   await new x402HTTPResourceServer(resourceServer, routes).initialize();
   const app = new Hono();
+  spec.before?.(app);
   app.use(paymentMiddleware(routes, resourceServer));
   build(app);
   return { kind: 'http', path, listener: getRequestListener(app.fetch) };

@@ -69,6 +69,11 @@ describe('npm run demo -- --once', () => {
     expect(stdout).toMatch(/service wallet 0\.000000 → 0\.020000 USDC \(\+0\.020000\)/);
     expect(stdout).toMatch(/verified offline with the auditors' verifier \(kid [\w-]+\): ok/);
     expect(stdout).toMatch(/verdict changed to skip: bad_signature/);
+    // Known answers: right-cheap before right (same pass rate, cheaper), then sometimes, then wrong.
+    expect(stdout).toMatch(
+      /1\. sandbox-fx\/right-cheap[^\n]*\n\s+2\. sandbox-fx\/right [^\n]*\n\s+3\. sandbox-fx\/sometimes[^\n]*\n\s+4\. sandbox-fx\/wrong/,
+    );
+    expect(stdout).toMatch(/facts_only: sandbox-fx\/no-delivery/);
 
     // Everything was shut down: the service URL it printed no longer answers.
     const health = /health\s+(http:\/\/127\.0\.0\.1:\d+\/healthz)/.exec(stdout)?.[1];

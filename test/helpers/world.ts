@@ -44,6 +44,20 @@ export function worldEnv(state: WorldState): Record<string, string> {
   };
 }
 
+/** The USDC `Transfer` events of a mined transaction of the world's chain (it must have succeeded). */
+export async function usdcTransfers(world: World, tx: `0x${string}`): Promise<UsdcTransfer[]> {
+  const receipt = await world.chain.publicClient.getTransactionReceipt({ hash: tx });
+  if (receipt.status !== 'success') throw new Error(`transaction ${tx} reverted`);
+  const usdcLogs = receipt.logs.filter(
+    (log: Log) => log.address.toLowerCase() === world.state.usdc.toLowerCase(),
+  );
+  return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: usdcLogs }).map((event) => ({
+    from: event.args.from,
+    to: event.args.to,
+    value: event.args.value,
+  }));
+}
+
 /** `fetch` as the client at `ip`: the service trusts `X-Forwarded-For` in tests, so each test owns its quota. */
 export function fetchFrom(ip: string): typeof fetch {
   return (input, init) => {
@@ -107,18 +121,7 @@ export async function startPaidWorld(
         buyer: await chain.balanceOf(buyer(index).address),
       };
     },
-    async transfers(tx) {
-      const receipt = await chain.publicClient.getTransactionReceipt({ hash: tx });
-      if (receipt.status !== 'success') throw new Error(`transaction ${tx} reverted`);
-      const usdcLogs = receipt.logs.filter(
-        (log: Log) => log.address.toLowerCase() === world.state.usdc.toLowerCase(),
-      );
-      return parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: usdcLogs }).map((event) => ({
-        from: event.args.from,
-        to: event.args.to,
-        value: event.args.value,
-      }));
-    },
+    transfers: (tx) => usdcTransfers(world, tx),
     async stop() {
       await spot.stop();
       await world.stop();

@@ -30,6 +30,7 @@ const unused = async (): Promise<never> => {
 function setup(options: { store?: Store } = {}) {
   const store = options.store ?? createMemoryStore();
   const settled: string[] = [];
+  const attached: unknown[] = [];
   const seller: Seller = {
     async paymentRequired(offer, init = {}) {
       return Response.json(
@@ -73,7 +74,9 @@ function setup(options: { store?: Store } = {}) {
       recover: unused,
       settle: unused,
       checkpoint: unused,
-      attach: async () => {},
+      attach: async (value) => {
+        attached.push(value);
+      },
     },
     now: () => NOW,
     random: (n) => new Uint8Array(n),
@@ -101,7 +104,7 @@ function setup(options: { store?: Store } = {}) {
         }),
       ),
     );
-  return { app, store, settled, get };
+  return { app, store, settled, attached, get };
 }
 
 type Entry = { service_id: string; pass_rate: number | null; price_atomic: string; calls: number };
@@ -149,9 +152,11 @@ describe('GET /v1/tasks', () => {
     expect(body.tasks.map((task) => task.name)).toEqual(TASKS.map((task) => task.name));
     expect(body.tasks.length).toBeGreaterThanOrEqual(8);
     for (const task of body.tasks) {
-      expect(Object.keys(task).sort()).toEqual(['description', 'input_example', 'name', 'title']);
+      expect(Object.keys(task)).toEqual(
+        expect.arrayContaining(['name', 'description', 'request', 'candidates']),
+      );
     }
-    expect(JSON.stringify(body)).not.toContain('known_answer');
+    expect(JSON.stringify(body)).not.toContain('answer_check');
   });
 });
 
@@ -386,5 +391,40 @@ describe('reputation over the store', () => {
       score: null,
       provisional_score: null,
     });
+  });
+});
+
+describe('lookup attribution (spec §4: client, ref, payer)', () => {
+  const query =
+    '/v1/lookup?task=fx-rate&client=my-agent&ref=campaign-7&payer=0x2222222222222222222222222222222222222222';
+  it('journals who asked and whom they paid, per tier, and never changes the answer', async () => {
+    const { get, attached: all } = setup();
+    const attached = { lookups: () => all.filter((value) => Object.hasOwn(value as object, 'lookup')) };
+    const plain = (await (await get('/v1/lookup?task=fx-rate')).json()) as LookupBody;
+    expect(attached.lookups()).toEqual([]);
+    const tagged = (await (await get(query)).json()) as LookupBody;
+    expect({ ...tagged, access: null }).toEqual({ ...plain, access: null });
+    await get(query, { 'x-service-key': PARTNER });
+    await get(query.replace('/v1/lookup?', '/v1/lookup/paid?'), { 'payment-signature': 'good' });
+    const record = {
+      at: NOW.toISOString(),
+      task: 'fx-rate',
+      endpoint: null,
+      client: 'my-agent',
+      ref: 'campaign-7',
+      payer: '0x2222222222222222222222222222222222222222',
+    };
+    expect(attached.lookups()).toEqual([
+      { lookup: { ...record, tier: 'free' } },
+      { lookup: { ...record, tier: 'exempt' } },
+      { lookup: { ...record, tier: 'paid' } },
+    ]);
+  });
+
+  it('records nothing for a bad request or an unpaid one', async () => {
+    const { get, attached } = setup();
+    expect((await get(`${query}&n=99`)).status).toBe(400);
+    expect((await get(query.replace('/v1/lookup?', '/v1/lookup/paid?'))).status).toBe(402);
+    expect(attached).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * The store contract: every store implementation passes this suite (conventions §3 item 14).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { paidCallRecord } from '../../../core/catalog.ts';
+import { newestFirst, paidCallRecord } from '../../../core/catalog.ts';
 import type { Observation } from '../../../core/model.ts';
 import type { ReceiptRow, Store } from '../../../io/store.ts';
 
@@ -171,7 +171,9 @@ export function testStore(name: string, open: () => Promise<Store>): void {
         paid('https://b.example:8443/geo', 5, 'geocode'),
       ];
       for (const record of all) await store.addPaidCall(record);
-      const two = await store.paidCalls({ perService: 2 });
+      const two = (await store.paidCalls({ perService: 2 })).sort(
+        (a, b) => newestFirst(a, b) || a.service_id.localeCompare(b.service_id),
+      );
       expect(two.map((r) => `${r.service_id} ${r.called_at.slice(14, 16)}`)).toEqual([
         'b.example:8443/geo 05',
         'a.example/fx 04',
@@ -182,6 +184,16 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(two[1]).toEqual(all[3]);
       expect(two[2]).toEqual(all[2]);
       expect(await store.paidCalls({ perService: 20 })).toHaveLength(7);
+    });
+
+    it('keeps a paid call once per receipt id, with its receipt id and why', async () => {
+      const record = { ...paid('https://a.example/fx', 1), receipt_id: 'sc-one', why: 'value_differs' };
+      await store.addPaidCall(record);
+      await store.addPaidCall(record);
+      await store.addPaidCall(paid('https://a.example/fx', 2));
+      const calls = await store.paidCalls({ perService: 20 });
+      expect(calls).toHaveLength(2);
+      expect(calls[1]).toEqual(record);
     });
 
     it('filters paid calls by task, service id or URL, and host', async () => {
@@ -196,9 +208,9 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await services({ endpoint: 'https://b.example:8443/fx', perService: 5 })).toEqual([
         'b.example:8443/fx',
       ]);
-      expect(await services({ host: 'b.example:8443', perService: 5 })).toEqual([
-        'b.example:8443/geo',
+      expect((await services({ host: 'b.example:8443', perService: 5 })).sort()).toEqual([
         'b.example:8443/fx',
+        'b.example:8443/geo',
       ]);
       expect(await services({ host: 'b.example', perService: 5 })).toEqual([]);
       expect(await services({ task: 'fx-rate', host: 'a.example', perService: 1 })).toEqual(['a.example/fx']);

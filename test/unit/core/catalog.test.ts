@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type PaidCallRecord,
-  paidCallRecord,
-  parseTasks,
-  publicTask,
-  rankServices,
-  serviceIdOf,
-} from '../../../core/catalog.ts';
+import { type PaidCallRecord, paidCallRecord, rankServices, serviceIdOf } from '../../../core/catalog.ts';
 import { BASE, SOLANA } from '../../../core/networks.ts';
-import file from '../../../data/tasks.json' with { type: 'json' };
 
 const PAY_TO = '0x1111111111111111111111111111111111111111';
 
@@ -213,45 +205,5 @@ describe('rankServices', () => {
     const records = [call('a.example', 1), call('b.example', 1), call('c.example', 2), call('a.example', 3)];
     const forward = rank(records);
     expect(rank([...records].reverse())).toEqual(forward);
-  });
-});
-
-describe('the task catalog', () => {
-  it('data/tasks.json is valid and names about eight tasks', () => {
-    const parsed = parseTasks(file);
-    expect(parsed.ok).toBe(true);
-    if (!parsed.ok) return;
-    expect(parsed.value.length).toBeGreaterThanOrEqual(8);
-    expect(parsed.value.map((task) => task.name)).toContain('fx-rate');
-  });
-
-  it('refuses repeated names, unknown kinds, and json-path answers that check nothing', () => {
-    const task = {
-      name: 'a',
-      title: 'A',
-      description: 'A task.',
-      input_example: { q: 'x' },
-      known_answer: { kind: 'exact', value: 'x' },
-    };
-    expect(parseTasks({ tasks: [task, task] })).toEqual({ ok: false, message: 'task names repeat' });
-    expect(parseTasks({ tasks: [{ ...task, known_answer: { kind: 'vibes' } }] }).ok).toBe(false);
-    expect(parseTasks({ tasks: [{ ...task, known_answer: { kind: 'json-path', path: '$.a' } }] }).ok).toBe(
-      false,
-    );
-    expect(
-      parseTasks({ tasks: [{ ...task, known_answer: { kind: 'json-path', path: 'a', min: 1 } }] }).ok,
-    ).toBe(false);
-    expect(parseTasks({ tasks: [{ ...task, name: 'Bad Name' }] }).ok).toBe(false);
-    expect(parseTasks({ tasks: [{ ...task, extra: 1 }] }).ok).toBe(false);
-    expect(parseTasks({ tasks: [] }).ok).toBe(false);
-  });
-
-  it('publishes tasks without their known answers', () => {
-    const parsed = parseTasks(file);
-    if (!parsed.ok) throw new Error(parsed.message);
-    for (const task of parsed.value) {
-      const shown = publicTask(task);
-      expect(Object.keys(shown).sort()).toEqual(['description', 'input_example', 'name', 'title']);
-    }
   });
 });

@@ -1,0 +1,159 @@
+/**
+ * Taking in published known-answer runs without a restart (issue 8 items 2 and 3): when `known-answers/current.json`
+ * names a run not yet taken in, every published run not yet taken in is read (its paid-call records into the store,
+ * its receipts into the receipt index, its tasks into the task list). Records are idempotent by receipt id, so a
+ * restart that reads every run again changes nothing. Checks of the pointer are throttled to one a second.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { type PaidCallRecord, paidCallRecord } from '../core/catalog.ts';
+import { isReceiptId } from '../core/receipt.ts';
+import type { PublicTask } from '../core/tasks.ts';
+import { normalizeUrl } from '../core/url.ts';
+import { listRuns, publishedRunDir, type RunPaths, readPointer } from '../io/crawl-runs.ts';
+import type { ReceiptRow, Store } from '../io/store.ts';
+
+export type PaidCallIntake = {
+  /** Takes in what was published since the last look (at most one look a second unless `force`). */
+  refresh(force?: boolean): Promise<void>;
+  /** Tasks published by the runs taken in, by name (the newest run's copy wins). */
+  tasks(): ReadonlyMap<string, PublicTask>;
+};
+
+export function createPaidCallIntake(deps: {
+  paths: RunPaths;
+  store: Store;
+  monotonic: () => number;
+  log: (line: string) => void;
+}): PaidCallIntake {
+  const taken = new Set<string>();
+  const tasks = new Map<string, PublicTask>();
+  let pointerRunId: string | null = null;
+  let lastLook = Number.NEGATIVE_INFINITY;
+  let running: Promise<void> | null = null;
+
+  async function look(): Promise<void> {
+    const pointer = await readPointer(deps.paths).catch(() => null);
+    if (pointer === null || pointer.run_id === pointerRunId) return;
+    for (const runId of await listRuns(deps.paths.runs)) {
+      if (taken.has(runId) || runId > pointer.run_id) continue;
+      await takeIn(runId).catch((error: unknown) =>
+        deps.log(`known-answers run ${runId} not taken in: ${String(error)}`),
+      );
+      taken.add(runId);
+    }
+    pointerRunId = pointer.run_id;
+  }
+
+  async function takeIn(runId: string): Promise<void> {
+    const dir = publishedRunDir(deps.paths, runId);
+    const records = (await readLines(join(dir, 'paid-calls.ndjson'))).flatMap((line) => recordOf(line) ?? []);
+    for (const record of records) await deps.store.addPaidCall(record);
+    const rows: ReceiptRow[] = [];
+    for (const line of await readLines(join(dir, 'receipts.ndjson'))) {
+      const id = (line as { id?: unknown } | null)?.id;
+      if (typeof id !== 'string' || !isReceiptId(id)) continue;
+      const body = await readJson(join(dir, 'receipts', `${id}.json`));
+      if (body !== null && body.id === id) rows.push(receiptRow(body));
+    }
+    deps.store.indexReceipts(rows);
+    const published = v.safeParse(TasksFile, await readJson(join(dir, 'tasks.json')));
+    if (published.success)
+      for (const task of published.output.tasks) tasks.set(task.name, task as PublicTask);
+  }
+
+  return {
+    async refresh(force = false) {
+      const now = deps.monotonic();
+      if (!force && now - lastLook < 1000) return running ?? undefined;
+      lastLook = now;
+      running ??= look().finally(() => {
+        running = null;
+      });
+      return running;
+    },
+    tasks: () => tasks,
+  };
+}
+
+const Record_ = v.object({
+  endpoint_url: v.string(),
+  task: v.string(),
+  called_at: v.string(),
+  price_atomic: v.string(),
+  network: v.string(),
+  pay_to: v.string(),
+  settlement_tx: v.nullable(v.string()),
+  delivered: v.boolean(),
+  known_answer: v.nullable(v.picklist(['pass', 'fail'])),
+  http_status: v.nullable(v.number()),
+  broken_on_seller_side: v.boolean(),
+  receipt_id: v.nullable(v.string()),
+  why: v.nullable(v.string()),
+});
+
+const TasksFile = v.object({ tasks: v.array(v.looseObject({ name: v.string() })) });
+
+/** A record line of a run; null for a line that is not one (a run file is ours, but never trusted blindly). */
+function recordOf(line: unknown): PaidCallRecord | null {
+  const parsed = v.safeParse(Record_, line);
+  if (!parsed.success) return null;
+  try {
+    return paidCallRecord(parsed.output);
+  } catch {
+    return null;
+  }
+}
+
+/** The index row of a run's receipt: a paid call, or the `self-checked` check that approved it. */
+function receiptRow(body: Record<string, unknown>): ReceiptRow {
+  const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : null);
+  const url = text('url');
+  let urlNorm: string | null = null;
+  try {
+    urlNorm = url === null ? null : normalizeUrl(url);
+  } catch {
+    urlNorm = null;
+  }
+  return {
+    id: String(body.id),
+    type: body.type === 'paid-call' ? 'paid-call' : 'check',
+    issuedAt: text('issued_at') ?? '',
+    url,
+    urlNorm,
+    method: body.method === 'POST' ? 'POST' : 'GET',
+    verdict: text('verdict'),
+    reason: text('reason') ?? text('why'),
+    checkType: 'self-checked',
+    mode: 'live',
+    tier: 'self',
+    body,
+  };
+}
+
+async function readLines(path: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').flatMap((line) => {
+    if (line === '') return [];
+    try {
+      return [JSON.parse(line) as unknown];
+    } catch {
+      return [];
+    }
+  });
+}
+
+async function readJson(path: string): Promise<Record<string, unknown> | null> {
+  try {
+    const value: unknown = JSON.parse(await readFile(path, 'utf8'));
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The real dependencies of a known-answer run, wired once for the CLI, the demo and the end-to-end tests.
+ */
+import { randomBytes } from 'node:crypto';
+import type { LocalAccount } from 'viem/accounts';
+import type { Signer } from '../core/receipt.ts';
+import { parseCidrList } from '../core/ssrf.ts';
+import { runPaths } from '../io/crawl-runs.ts';
+import { createPayingClient } from '../io/paying-client.ts';
+import { createProber } from '../io/prober.ts';
+import type { KnownAnswerDeps } from './known-answers.ts';
+import type { ProgressOut } from './progress.ts';
+
+/** Builds the dependencies: the SSRF-gated prober (`allowCidrs` for local testing only) and the paying wallet. */
+export function knownAnswerDeps(options: {
+  dataDir: string;
+  baseUrl: string;
+  allowCidrs: string;
+  account: LocalAccount;
+  signer: Signer;
+  progressOut: ProgressOut;
+  log: (line: string) => void;
+}): KnownAnswerDeps {
+  return {
+    paths: runPaths(options.dataDir, 'known-answers'),
+    prober: createProber({ allow: parseCidrList(options.allowCidrs), now: () => new Date() }),
+    payerFor: (budget) => createPayingClient({ account: options.account, budget }),
+    signer: options.signer,
+    now: () => new Date(),
+    random: (size) => randomBytes(size),
+    baseUrl: options.baseUrl,
+    monotonic: () => performance.now(),
+    progressOut: options.progressOut,
+    log: options.log,
+  };
+}

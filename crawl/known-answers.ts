@@ -1,0 +1,200 @@
+/**
+ * A known-answer run (spec §1.4, issue 8 item 2): for each task, each candidate checked first, then paid up to n
+ * times within the budget; every step a signed receipt. Written like a crawl run (docs/data-files.md): its own work
+ * folder under `DATA_DIR/known-answers/`, a journal fsynced before each payment is signed and after it, `--resume`
+ * that never pays the same call twice, and an atomic publish the running server takes in.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { type Budget, commitSpend, createBudget, decideSpend } from '../core/budget.ts';
+import { parseTasks, type Task } from '../core/tasks.ts';
+import { listRuns, newRunId, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
+import { writeFileDurably } from '../io/durable-file.ts';
+import type { PayingClient } from '../io/paying-client.ts';
+import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
+import {
+  type CandidateCheck,
+  type CandidateDeps,
+  checkCandidate,
+  type PaidCallResult,
+  payCandidate,
+} from './known-answer-candidate.ts';
+import { publishKnownAnswers } from './known-answers-publish.ts';
+import { createProgress, type ProgressOut } from './progress.ts';
+
+export type KnownAnswerDeps = Omit<CandidateDeps, 'runId' | 'payer'> & {
+  paths: RunPaths;
+  /** The paying client, created with the budget left (after a resume, less what the journal already signed). */
+  payerFor: (budget: Budget) => PayingClient;
+  monotonic: () => number;
+  progressOut: ProgressOut;
+  log: (line: string) => void;
+};
+
+export type KnownAnswerOptions = {
+  /** Tasks to run (already filtered by `--task`); ignored on resume, which reads the run's own copy. */
+  tasks: Task[];
+  n: number;
+  budgetUsd: string;
+  resume: boolean;
+};
+
+export type KnownAnswerResult = {
+  pointer: RunPointer;
+  runId: string;
+  paid: number;
+  refused: number;
+  /** What was signed, in 10^-18 USD (`core/budget.ts`). */
+  committed: bigint;
+};
+
+type PlanFile = { started_at: string; n: number; budget_usd: string; tasks: Task[] };
+
+/** Runs (or resumes) a known-answer run and publishes it. */
+export async function runKnownAnswers(
+  deps: KnownAnswerDeps,
+  options: KnownAnswerOptions,
+): Promise<KnownAnswerResult> {
+  const { runId, plan } = await startOrResume(deps, options);
+  const journalPath = join(deps.paths.work, runId, 'calls.ndjson');
+  const state = replay(await readRunJournal(journalPath));
+  const budget = createBudget(plan.budget_usd);
+  if (budget === null) throw new Error(`not a USD amount: ${plan.budget_usd}`);
+  const payer = deps.payerFor(commitSpend(budget, state.committed));
+  const total = plan.tasks.reduce((sum, task) => sum + task.candidates.length * plan.n, 0);
+  const progress = createProgress({
+    label: 'known-answers',
+    total,
+    out: deps.progressOut,
+    now: deps.monotonic,
+    alreadyDone: state.started.size,
+    names: { pay: 'pass', skip: 'fail', recheck: 'not paid' },
+  });
+  const journal = await openRunJournal(journalPath);
+  const candidateDeps: CandidateDeps = { ...deps, runId, payer };
+  let refused = 0;
+  try {
+    for (const task of plan.tasks) {
+      for (const candidate of task.candidates) {
+        const key = `${task.name} ${candidate}`;
+        let check = state.checks.get(key);
+        if (check === undefined) {
+          check = await checkCandidate(candidateDeps, task, candidate);
+          await journal.append({ t: 'check', k: key, check });
+          state.checks.set(key, check);
+        }
+        const terms = check.terms;
+        if (terms === null) {
+          deps.log(`${task.name}: ${candidate}: ${check.verdict} (${check.reason}), not paid`);
+          for (let i = 0; i < plan.n; i++) if (!state.started.has(`${key} ${i}`)) progress.tick('recheck');
+          continue;
+        }
+        for (let i = 0; i < plan.n; i++) {
+          const callKey = `${key} ${i}`;
+          if (state.started.has(callKey)) continue;
+          // Journaled before anything is signed: after a crash this call is never paid again.
+          await journal.append({ t: 'pay', k: callKey, network: terms.network, amount: terms.amount_atomic });
+          state.started.add(callKey);
+          const result = await payCandidate(candidateDeps, task, candidate, { ...check, terms });
+          if ('refused' in result) {
+            await journal.append({ t: 'refused', k: callKey, why: result.why, message: result.refused });
+            deps.log(`${task.name}: ${candidate}: not paid: ${result.refused}`);
+            refused++;
+            progress.tick('recheck');
+            for (let j = i + 1; j < plan.n; j++)
+              if (!state.started.has(`${key} ${j}`)) progress.tick('recheck');
+            break;
+          }
+          await journal.append({ t: 'paid', k: callKey, paid: result });
+          state.paid.set(callKey, result);
+          progress.tick(result.record.known_answer === 'pass' ? 'pay' : 'skip');
+        }
+      }
+    }
+  } finally {
+    await journal.close();
+  }
+  progress.finish();
+  const committed = payer.budget().committed;
+  const pointer = await publishKnownAnswers({
+    paths: deps.paths,
+    runId,
+    startedAt: plan.started_at,
+    finishedAt: deps.now(),
+    baseUrl: deps.baseUrl,
+    tasks: plan.tasks,
+    checks: [...state.checks.values()].map((c) => c.receipt),
+    paid: [...state.paid.values()],
+    run: { n: plan.n, budget_usd: plan.budget_usd, resumed: options.resume ? 1 : 0 },
+  });
+  return { pointer, runId, paid: state.paid.size, refused, committed };
+}
+
+async function startOrResume(deps: KnownAnswerDeps, options: KnownAnswerOptions) {
+  if (options.resume) {
+    const runId = (await listRuns(deps.paths.work)).at(-1);
+    if (runId === undefined) throw new Error('no unfinished known-answer run to resume');
+    deps.log(`resuming run ${runId}`);
+    return { runId, plan: await readPlan(join(deps.paths.work, runId, 'plan.json')) };
+  }
+  const runId = newRunId(deps.now(), deps.random);
+  const plan: PlanFile = {
+    started_at: deps.now().toISOString(),
+    n: options.n,
+    budget_usd: options.budgetUsd,
+    tasks: options.tasks,
+  };
+  await mkdir(join(deps.paths.work, runId), { recursive: true });
+  await writeFileDurably(join(deps.paths.work, runId, 'plan.json'), JSON.stringify(plan));
+  deps.log(`run ${runId}: ${plan.tasks.length} tasks, n ${plan.n}, budget USD ${plan.budget_usd}`);
+  return { runId, plan };
+}
+
+type Replayed = {
+  checks: Map<string, CandidateCheck>;
+  started: Set<string>;
+  paid: Map<string, PaidCallResult>;
+  committed: bigint;
+};
+
+/** The journal's checks, started and finished calls, and what was signed (refused calls signed nothing). */
+function replay(lines: unknown[]): Replayed {
+  const state: Replayed = { checks: new Map(), started: new Set(), paid: new Map(), committed: 0n };
+  const intents = new Map<string, { network: string; amount: string }>();
+  for (const line of lines) {
+    const r = line as { t?: string; k?: string; check?: CandidateCheck; paid?: PaidCallResult } & Record<
+      string,
+      unknown
+    >;
+    if (typeof r.k !== 'string') continue;
+    if (r.t === 'check' && r.check) state.checks.set(r.k, r.check);
+    if (r.t === 'pay') {
+      state.started.add(r.k);
+      intents.set(r.k, { network: String(r.network), amount: String(r.amount) });
+    }
+    if (r.t === 'refused') intents.delete(r.k);
+    if (r.t === 'paid' && r.paid) state.paid.set(r.k, r.paid);
+  }
+  const zero: Budget = { limit: 2n ** 255n, committed: 0n };
+  for (const intent of intents.values()) {
+    const decision = decideSpend(zero, intent.network, intent.amount);
+    if (decision.ok) state.committed += decision.cost;
+  }
+  return state;
+}
+
+const PlanSchema = v.object({
+  started_at: v.string(),
+  n: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  budget_usd: v.string(),
+  tasks: v.unknown(),
+});
+
+async function readPlan(path: string): Promise<PlanFile> {
+  const parsed = v.safeParse(PlanSchema, JSON.parse(await readFile(path, 'utf8')));
+  if (!parsed.success) throw new Error(`${path} is not a known-answer plan: ${parsed.issues[0].message}`);
+  const tasks = parseTasks({ tasks: parsed.output.tasks });
+  if (!tasks.ok) throw new Error(`${path}: ${tasks.message}`);
+  return { ...parsed.output, tasks: tasks.value };
+}

@@ -1,0 +1,148 @@
+/**
+ * Known-answer calls end to end (issue 8): the sandbox's task sellers (official SDK, settling on anvil), a run that
+ * checks, pays and publishes, the running service taking the run in without a restart, and the lookup ranking the
+ * facts. Money is real on the sandbox: balances match the receipts to the atomic unit; the budget holds.
+ */
+import { mkdtempSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBudget } from '../../core/budget.ts';
+import { parseTasks, type Task } from '../../core/tasks.ts';
+import { runKnownAnswers } from '../../crawl/known-answers.ts';
+import { knownAnswerDeps } from '../../crawl/known-answers-deps.ts';
+import { loadSigningKeys } from '../../io/keys.ts';
+import { startWorld, type World } from '../../sandbox/world.ts';
+import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
+import { fetchFrom, usdcTransfers, worldEnv } from '../helpers/world.ts';
+
+let world: World;
+let spot: TestService;
+let tasks: Task[];
+const quiet = { write: () => true };
+
+beforeAll(async () => {
+  world = await startWorld({ buyers: 2 });
+  spot = await startTestService(worldEnv(world.state));
+  const parsed = parseTasks(world.taskSellers.tasks);
+  if (!parsed.ok) throw new Error(parsed.message);
+  tasks = parsed.value;
+});
+afterAll(async () => {
+  await spot?.stop();
+  await world?.stop();
+});
+
+async function run(dataDir: string, buyer: number, budgetUsd: string, n: number, only: Task[] = tasks) {
+  const keys = await loadSigningKeys({ dir: join(dataDir, 'keys') });
+  const account = privateKeyToAccount(world.state.buyerKeys[buyer] as `0x${string}`);
+  const lines: string[] = [];
+  const result = await runKnownAnswers(
+    knownAnswerDeps({
+      dataDir,
+      baseUrl: spot.url,
+      allowCidrs: '127.0.0.0/8',
+      account,
+      signer: keys.signer,
+      progressOut: quiet,
+      log: (line) => lines.push(line),
+    }),
+    { tasks: only, n, budgetUsd, resume: false },
+  );
+  return { result, lines, account };
+}
+
+type Entry = {
+  endpoint: string;
+  pass_rate: number | null;
+  calls: number;
+  receipts: Array<{ receipt_id: string }>;
+};
+
+describe('known-answer calls and the lookup ranked by them', () => {
+  it('pays, publishes, and the running service ranks right > sometimes > wrong, cheaper first, broken apart', async () => {
+    const buyer = world.chain.accounts.buyers[0]?.address as `0x${string}`;
+    const before = await world.chain.balanceOf(buyer);
+    const { result, lines } = await run(spot.dataDir, 0, '4', 3);
+    const budget = createBudget('4');
+    expect(result.committed).toBeLessThanOrEqual(budget?.limit ?? 0n);
+
+    // Every settled receipt against the chain: the buyer's loss and each seller's gain, to the atomic unit.
+    const runDir = join(spot.dataDir, 'known-answers', 'runs', result.runId);
+    const records = (await readFile(join(runDir, 'paid-calls.ndjson'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map(
+        (line) => JSON.parse(line) as { pay_to: string; price_atomic: string; settlement_tx: string | null },
+      );
+    const bySeller = new Map<string, bigint>();
+    for (const r of records) {
+      expect(r.settlement_tx).toMatch(/^0x[0-9a-f]{64}$/);
+      // Each settlement on chain: one USDC transfer of exactly the price, from the payer to the seller's wallet.
+      const [transfer, ...more] = await usdcTransfers(world, r.settlement_tx as `0x${string}`);
+      expect(more).toEqual([]);
+      expect(transfer?.from.toLowerCase()).toBe(buyer.toLowerCase());
+      expect(transfer?.to.toLowerCase()).toBe(r.pay_to.toLowerCase());
+      expect(transfer?.value).toBe(BigInt(r.price_atomic));
+      bySeller.set(r.pay_to, (bySeller.get(r.pay_to) ?? 0n) + BigInt(r.price_atomic));
+    }
+    for (const [seller, total] of bySeller)
+      expect(await world.chain.balanceOf(seller as `0x${string}`)).toBe(total);
+    const paidTotal = [...bySeller.values()].reduce((a, b) => a + b, 0n);
+    expect(before - (await world.chain.balanceOf(buyer))).toBe(paidTotal);
+    expect(result.committed).toBe(paidTotal * 10n ** 12n);
+
+    const lookup = async (query: string, headers: Record<string, string> = {}) => {
+      const res = await fetchFrom('198.51.100.80')(`${spot.url}/v1/lookup?${query}`, { headers });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { results: Entry[]; facts_only: Entry[]; access: unknown };
+    };
+    const urls = world.state.taskSellers;
+    for (const task of tasks) {
+      const body = await lookup(`task=${task.name}&max_price=0.05&n=3`);
+      const url = (b: string) => urls[`${task.name}/${b}`]?.url;
+      expect(body.results.map((e) => e.endpoint)).toEqual(
+        [url('right-cheap'), url('right'), url('sometimes'), url('wrong')].map((u) => new URL(u ?? '').href),
+      );
+      expect(body.results.map((e) => e.pass_rate)).toEqual([1, 1, 0.6667, 0]);
+      expect(body.facts_only.map((e) => e.endpoint)).toEqual([new URL(url('no-delivery') ?? '').href]);
+      expect(body.results[0]?.receipts).toHaveLength(3);
+      // Without max_price the expensive one ranks among the right ones, by price last.
+      const all = await lookup(`task=${task.name}&n=3`, { 'x-service-key': EXEMPT_SECRET });
+      expect(all.results[2]?.endpoint).toBe(new URL(url('expensive') ?? '').href);
+      const { access: _a, ...exempt } = all;
+      const { access: _b, ...free } = await lookup(`task=${task.name}&n=3`);
+      expect(free).toEqual(exempt);
+    }
+    // The receipts named are served, signed, self-checked.
+    const first = (await lookup('task=sandbox-fx&n=3')).results[0]?.receipts[0]?.receipt_id;
+    const receipt = (await (await fetch(`${spot.url}/v1/receipts/${first}`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(receipt).toMatchObject({ type: 'paid-call', check_type: 'self-checked', known_answer: 'pass' });
+    expect(receipt.signature).toEqual(expect.any(String));
+    expect(lines.join('\n')).not.toMatch(/refused/);
+  });
+
+  it('never exceeds the budget: refuses before signing, and says so', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ka-budget-'));
+    try {
+      const buyer = world.chain.accounts.buyers[1]?.address as `0x${string}`;
+      const before = await world.chain.balanceOf(buyer);
+      const fx = tasks.filter((t) => t.name === 'sandbox-fx');
+      const { result, lines } = await run(dataDir, 1, '0.05', 3, fx);
+      const spent = before - (await world.chain.balanceOf(buyer));
+      expect(spent).toBeLessThanOrEqual(50_000n);
+      expect(result.committed).toBeLessThanOrEqual(50_000n * 10n ** 12n);
+      expect(result.refused).toBeGreaterThan(0);
+      expect(lines.join('\n')).toMatch(
+        /not paid: refused before signing: USD [\d.]+ would exceed the budget left/,
+      );
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
