@@ -8,6 +8,7 @@ import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/route.ts';
 import { openApiRoutes } from './openapi.ts';
+import { badgeRoutes } from './routes/badge.ts';
 import { checkRoutes } from './routes/check.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { paymentStatusRoutes } from './routes/payment-status.ts';
@@ -59,5 +60,6 @@ export function createApp(deps: AppDeps): H3 {
   setupPackRoutes(app, deps);
   mcpRoutes(app, deps, API_VERSION);
   openApiRoutes(app, deps.baseUrl, API_VERSION);
+  if (deps.site) badgeRoutes(app, { store: deps.store, badges: deps.site.badges, now: deps.now });
   return app;
 }

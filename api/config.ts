@@ -83,6 +83,8 @@ export function dataPaths(dataDir: string) {
     receipts: join(dataDir, 'receipts'),
     keys: join(dataDir, 'keys'),
     inbox: join(dataDir, 'inbox'),
+    /** The built public site (`npm run build:site`), served from the same origin as the API. */
+    site: join(dataDir, 'site'),
   };
 }
 

@@ -2,6 +2,7 @@
  * What the h3 app needs from the world, wired once by the entry file (`api/main.ts`) or by a test.
  */
 import type { H3Event } from 'h3';
+import type { BadgeRenderer } from '../io/badge-image.ts';
 import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
@@ -45,4 +46,8 @@ export type AppDeps = CheckDeps & {
   reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
   /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
   chain: ChainReaderLike | null;
+  /** The public site: live badges and the built folder (`npm run build:site`); absent in API-only tests. */
+  site?: SiteDeps;
 };
+
+export type SiteDeps = { badges: BadgeRenderer; dir: string };

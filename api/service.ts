@@ -17,6 +17,7 @@ import { createProbeCache } from '../core/probe-cache.ts';
 import { createQuota } from '../core/quota.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
+import { createBadgeRenderer } from '../io/badge-image.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
 import { createJournal } from '../io/journal.ts';
@@ -123,6 +124,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       onError: (error) => console.error('[spotcheck] [reputation] store unavailable', error),
     }),
     chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
+    site: { badges: await createBadgeRenderer(), dir: paths.site },
   };
 
   const inbox = watchInbox(paths.inbox, listingsHandler(deps));

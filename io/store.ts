@@ -57,6 +57,8 @@ export type Store = {
   observationsByHost(host: string, limit: number): Promise<HostObservation[]>;
   /** The newest check receipts of `host`, newest first. */
   checksByHost(host: string, limit: number): Promise<HostCheck[]>;
+  /** The newest check receipts of `host` (URL host, port included), whole signed bodies, newest first. */
+  checkReceiptsByHost(host: string, limit: number): Promise<Record<string, unknown>[]>;
   flush(): Promise<void>;
   close(): Promise<void>;
 };

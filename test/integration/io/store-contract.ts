@@ -267,5 +267,21 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       ]);
       expect(await store.checksByHost('nobody.example', 10)).toEqual([]);
     });
+
+    it('answers the whole check receipts of a host, newest first, for the badge', async () => {
+      store.indexReceipts([
+        row('sc-1', '2026-11-01T00:00:00.000Z', { body: { id: 'sc-1', mode: 'live' } }),
+        row('sc-2', '2026-11-02T00:00:00.000Z', { body: { id: 'sc-2', mode: 'dry-run' } }),
+        row('sc-3', '2026-11-03T00:00:00.000Z', { urlNorm: 'https://a.example:8443/x', body: { id: 'sc-3' } }),
+        row('ps-1', '2026-11-04T00:00:00.000Z', { type: 'payment-status', verdict: null, reason: null }),
+      ]);
+      expect(await store.checkReceiptsByHost('a.example', 10)).toEqual([
+        { id: 'sc-2', mode: 'dry-run' },
+        { id: 'sc-1', mode: 'live' },
+      ]);
+      expect(await store.checkReceiptsByHost('a.example', 1)).toEqual([{ id: 'sc-2', mode: 'dry-run' }]);
+      expect(await store.checkReceiptsByHost('a.example:8443', 10)).toEqual([{ id: 'sc-3' }]);
+      expect(await store.checkReceiptsByHost('nobody.example', 10)).toEqual([]);
+    });
   });
 }

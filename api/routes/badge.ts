@@ -1,0 +1,51 @@
+/**
+ * Live status badges (spec §3.3, §4 `GET /badge/{host}.svg`): `.svg`, `.png` and the Shields endpoint `.json`,
+ * drawn now from the latest public check in the store, so a badge turns grey 72 h after its check even when
+ * the prebuilt copy in the site folder says otherwise. `/badge/{host}` (the HTML page) comes from the site build.
+ *
+ * Cache-Control follows the badge: a green badge is never cacheable past the moment it turns grey.
+ */
+import type { H3 } from 'h3';
+import { badgeState, isBadgeHost, latestPublicCheck, shieldsEndpoint } from '../../core/badge.ts';
+import type { BadgeRenderer } from '../../io/badge-image.ts';
+import type { Store } from '../../io/store.ts';
+import { apiError } from '../errors.ts';
+
+/** How many recent check receipts of a host are searched for its latest public check (dry runs skipped). */
+const RECENT_CHECKS = 500;
+const BADGE_FILE = /^(.+)\.(svg|png|json)$/;
+
+export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date };
+
+/** Registers `/badge/{host}.svg|.png|.json`. */
+export function badgeRoutes(app: H3, deps: BadgeDeps): void {
+  app.get('/badge/:file', async (event) => {
+    const match = BADGE_FILE.exec(event.context.params?.file ?? '');
+    // Not a badge file: the site's HTML page for the host, served by the static handler registered later.
+    if (match === null) return undefined;
+    const [, host = '', kind] = match;
+    if (!isBadgeHost(host))
+      throw apiError(400, 'bad_host', 'Expected a lower-case host name, with a port if any.');
+    const path = new URL(event.req.url).searchParams.get('path');
+    if (path !== null && !/^\/[^\s?#]{0,2000}$/.test(path)) {
+      throw apiError(400, 'bad_path', 'path must start with / and hold no spaces, ? or #.');
+    }
+    // TODO(issue 12): read the URL's public state through the security work's core function once main has
+    // it; until then the store's recent check receipts of the host are filtered by `isPublicCheck`.
+    const receipts = await deps.store.checkReceiptsByHost(host, RECENT_CHECKS);
+    const state = badgeState(latestPublicCheck(receipts, host, path), deps.now());
+    const headers = {
+      'cache-control': `public, max-age=${state.max_age_s}`,
+      'x-badge-state': state.state,
+    };
+    if (kind === 'json') return Response.json(shieldsEndpoint(state), { headers });
+    if (kind === 'png') {
+      return new Response(new Uint8Array(await deps.badges.png(state)), {
+        headers: { ...headers, 'content-type': 'image/png' },
+      });
+    }
+    return new Response(await deps.badges.svg(state), {
+      headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' },
+    });
+  });
+}

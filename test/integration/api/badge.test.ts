@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReceiptRow } from '../../../io/store.ts';
+import { startTestService, type TestService } from '../../helpers/service.ts';
+
+const NOW = new Date('2026-11-24T12:00:00.000Z');
+const HOUR = 3_600_000;
+const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
+
+function row(
+  id: string,
+  url: string,
+  verdict: string,
+  issuedAt: string,
+  body: Record<string, unknown> = {},
+): ReceiptRow {
+  return {
+    id,
+    type: 'check',
+    issuedAt,
+    url,
+    urlNorm: url,
+    method: 'GET',
+    verdict,
+    reason: verdict === 'pay' ? 'price_ok' : 'no_paywall',
+    checkType: 'dry-run',
+    mode: 'live',
+    tier: 'free',
+    body: {
+      id,
+      type: 'check',
+      mode: 'live',
+      url,
+      verdict,
+      issued_at: issuedAt,
+      history: { stable_for_days: 6 },
+      ...body,
+    },
+  };
+}
+
+describe('live badges', () => {
+  let t: TestService;
+  const get = (path: string) => t.service.app.fetch(new Request(`http://127.0.0.1${path}`));
+
+  beforeAll(async () => {
+    t = await startTestService({}, { now: () => NOW }, { listen: false });
+    t.service.deps.store.indexReceipts([
+      row('sc-1', 'https://fresh.example/a', 'pay', ago(HOUR)),
+      row('sc-2', 'https://old.example/a', 'pay', ago(73 * HOUR)),
+      row('sc-3', 'https://fresh.example/b', 'skip', ago(2 * HOUR)),
+      // A caller's dry run with their own wallet must not grey out the host (issue 12 item 5).
+      row('sc-4', 'https://fresh.example/a', 'skip', ago(60_000), { mode: 'dry-run' }),
+    ]);
+  });
+  afterAll(() => t.stop());
+
+  it('is green with the stable days while the latest public check is a fresh pay', async () => {
+    const res = await get('/badge/fresh.example.svg');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    expect(res.headers.get('x-badge-state')).toBe('pay');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(await res.text()).toContain('aria-label="spotcheck: pay · stable 6 days"');
+  });
+
+  it('is grey stale when the latest check is older than 72 h, and not verified for an unknown host', async () => {
+    expect((await get('/badge/old.example.svg')).headers.get('x-badge-state')).toBe('stale');
+    const unknown = await get('/badge/nobody.example.json');
+    expect(await unknown.json()).toEqual({
+      schemaVersion: 1,
+      label: 'spotcheck',
+      message: 'not verified',
+      color: 'lightgrey',
+      cacheSeconds: 300,
+    });
+  });
+
+  it('narrows to an exact path with ?path=', async () => {
+    const res = await get('/badge/fresh.example.json?path=/b');
+    expect((await res.json()).message).toBe('not verified');
+  });
+
+  it('renders a PNG', async () => {
+    const res = await get('/badge/fresh.example.png');
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect(new Uint8Array(await res.arrayBuffer()).subarray(1, 4)).toEqual(new TextEncoder().encode('PNG'));
+  });
+
+  it('refuses a host or path that is not one, as a JSON 400', async () => {
+    const bad = await get('/badge/..%2Fetc.svg');
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBe('bad_host');
+    const badPath = await get('/badge/fresh.example.svg?path=nope');
+    expect((await badPath.json()).error.code).toBe('bad_path');
+  });
+});
