@@ -272,7 +272,10 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       store.indexReceipts([
         row('sc-1', '2026-11-01T00:00:00.000Z', { body: { id: 'sc-1', mode: 'live' } }),
         row('sc-2', '2026-11-02T00:00:00.000Z', { body: { id: 'sc-2', mode: 'dry-run' } }),
-        row('sc-3', '2026-11-03T00:00:00.000Z', { urlNorm: 'https://a.example:8443/x', body: { id: 'sc-3' } }),
+        row('sc-3', '2026-11-03T00:00:00.000Z', {
+          urlNorm: 'https://a.example:8443/x',
+          body: { id: 'sc-3' },
+        }),
         row('ps-1', '2026-11-04T00:00:00.000Z', { type: 'payment-status', verdict: null, reason: null }),
       ]);
       expect(await store.checkReceiptsByHost('a.example', 10)).toEqual([
