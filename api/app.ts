@@ -15,6 +15,7 @@ import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { setupPackRoutes } from './routes/setup-pack.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { siteRoutes } from './site.ts';
 
 /** The API description version (spec §9.1), kept with the rules document. */
 export { API_VERSION };
@@ -60,6 +61,9 @@ export function createApp(deps: AppDeps): H3 {
   setupPackRoutes(app, deps);
   mcpRoutes(app, deps, API_VERSION);
   openApiRoutes(app, deps.baseUrl, API_VERSION);
-  if (deps.site) badgeRoutes(app, { store: deps.store, badges: deps.site.badges, now: deps.now });
+  if (deps.site) {
+    badgeRoutes(app, { store: deps.store, badges: deps.site.badges, now: deps.now, siteDir: deps.site.dir });
+    siteRoutes(app, deps.site.dir); // last: what no API route answers is looked up in the built site
+  }
   return app;
 }

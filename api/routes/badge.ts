@@ -10,19 +10,20 @@ import { badgeState, isBadgeHost, latestPublicCheck, shieldsEndpoint } from '../
 import type { BadgeRenderer } from '../../io/badge-image.ts';
 import type { Store } from '../../io/store.ts';
 import { apiError } from '../errors.ts';
+import { serveSite } from '../site.ts';
 
 /** How many recent check receipts of a host are searched for its latest public check (dry runs skipped). */
 const RECENT_CHECKS = 500;
 const BADGE_FILE = /^(.+)\.(svg|png|json)$/;
 
-export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date };
+export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date; siteDir: string };
 
 /** Registers `/badge/{host}.svg|.png|.json`. */
 export function badgeRoutes(app: H3, deps: BadgeDeps): void {
   app.get('/badge/:file', async (event) => {
     const match = BADGE_FILE.exec(event.context.params?.file ?? '');
-    // Not a badge file: the site's HTML page for the host, served by the static handler registered later.
-    if (match === null) return undefined;
+    // Not a badge file: the site's HTML page for the host.
+    if (match === null) return serveSite(event, deps.siteDir);
     const [, host = '', kind] = match;
     if (!isBadgeHost(host))
       throw apiError(400, 'bad_host', 'Expected a lower-case host name, with a port if any.');
