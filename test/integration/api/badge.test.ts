@@ -1,42 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReceiptRow } from '../../../io/store.ts';
+import { checkRow } from '../../fixtures/check-row.ts';
 import { startTestService, type TestService } from '../../helpers/service.ts';
 
 const NOW = new Date('2026-11-24T12:00:00.000Z');
 const HOUR = 3_600_000;
 const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
-
-function row(
-  id: string,
-  url: string,
-  verdict: string,
-  issuedAt: string,
-  body: Record<string, unknown> = {},
-): ReceiptRow {
-  return {
-    id,
-    type: 'check',
-    issuedAt,
-    url,
-    urlNorm: url,
-    method: 'GET',
-    verdict,
-    reason: verdict === 'pay' ? 'price_ok' : 'no_paywall',
-    checkType: 'dry-run',
-    mode: 'live',
-    tier: 'free',
-    body: {
-      id,
-      type: 'check',
-      mode: 'live',
-      url,
-      verdict,
-      issued_at: issuedAt,
-      history: { stable_for_days: 6 },
-      ...body,
-    },
-  };
-}
 
 describe('live badges', () => {
   let t: TestService;
@@ -45,11 +13,11 @@ describe('live badges', () => {
   beforeAll(async () => {
     t = await startTestService({}, { now: () => NOW }, { listen: false });
     t.service.deps.store.indexReceipts([
-      row('sc-1', 'https://fresh.example/a', 'pay', ago(HOUR)),
-      row('sc-2', 'https://old.example/a', 'pay', ago(73 * HOUR)),
-      row('sc-3', 'https://fresh.example/b', 'skip', ago(2 * HOUR)),
+      checkRow('sc-1', 'https://fresh.example/a', 'pay', ago(HOUR)),
+      checkRow('sc-2', 'https://old.example/a', 'pay', ago(73 * HOUR)),
+      checkRow('sc-3', 'https://fresh.example/b', 'skip', ago(2 * HOUR)),
       // A caller's dry run with their own wallet must not grey out the host (issue 12 item 5).
-      row('sc-4', 'https://fresh.example/a', 'skip', ago(60_000), { mode: 'dry-run' }),
+      checkRow('sc-4', 'https://fresh.example/a', 'skip', ago(60_000), { mode: 'dry-run' }),
     ]);
   });
   afterAll(() => t.stop());
