@@ -2,6 +2,7 @@
  * Small SVG bar charts for the crawl statistics page: plain markup, no script, readable without colour (each
  * bar carries its value as text, and the page shows the same numbers in a table). Pure.
  */
+import { escapeXml } from './format.ts';
 
 /** One bar: a label under it and its parts, stacked bottom-up in the order given. */
 export type Bar = { label: string; parts: readonly number[] };
@@ -65,8 +66,4 @@ function sum(values: readonly number[]): number {
 
 function n(value: number): string {
   return String(Math.round(value * 10) / 10);
-}
-
-function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

@@ -24,6 +24,11 @@ export function formatTime(iso: string | null | undefined): string {
   return `${new Date(iso).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/** Escapes text for XML and HTML text and attribute values (`&`, `<`, `>`, `"`). */
+export function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
 /** A whole number with thousands separators: `12,345`. */
 export function formatCount(value: number): string {
   return Math.round(value).toLocaleString('en-US');

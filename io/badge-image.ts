@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { Resvg } from '@resvg/resvg-js';
 import satori from 'satori';
 import type { BadgeState } from '../core/badge.ts';
+import { escapeXml } from '../core/format.ts';
 
 const require = createRequire(import.meta.url);
 const INTER = require.resolve('@fontsource/inter/files/inter-latin-400-normal.woff');
@@ -85,10 +86,6 @@ function labelled(svg: string, state: BadgeState): string {
   return svg
     .replace(/^<svg /, `<svg role="img" aria-label="${words}" `)
     .replace(/>/, `><title>${words}</title>`);
-}
-
-function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 function keyOf(state: BadgeState): string {

@@ -111,4 +111,7 @@ if (import.meta.main) {
     `[spotcheck] site built from ${run}: ${result.pages} pages in ${(result.ms / 1000).toFixed(1)} s`,
   );
   console.log(`[spotcheck] ${result.dir} (published as ${join(config.dataDir, 'site')})`);
+  // For bench/site.ts: this process's peak resident memory (Astro builds in-process).
+  if (process.env.SITE_BUILD_REPORT)
+    console.log(`[spotcheck] peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
 }
