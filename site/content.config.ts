@@ -5,12 +5,13 @@
  */
 
 import { defineCollection } from 'astro:content';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { badgeState, latestPublicCheck } from '../core/badge.ts';
-import { receiptView } from '../core/format.ts';
-import { readIndex, readRunFile, siteInput } from './lib/published.ts';
-import { Bazaar, parseFile, Receipt, Rules, Saves, SkipPage, Stats } from './lib/schemas.ts';
+import { type BadgeCheck, badgeState, latestPublicCheck } from '../core/badge.ts';
+import { readRunFile, siteInput } from './lib/published.ts';
+import { type IndexedReceipt, indexedReceipts, readReceipt } from './lib/receipts.ts';
+import { Bazaar, Rules, Saves, SkipPage, Stats } from './lib/schemas.ts';
+
+/** How many of a host's newest receipts are read to find its latest public check. */
+const NEWEST_READ = 50;
 
 type Store = { clear(): void; set(entry: { id: string; data: Record<string, unknown> }): boolean };
 type Ctx = { store: Store };
@@ -49,77 +50,39 @@ const skipPages = defineCollection({
   },
 });
 
-/** Receipts of the crawl run and of the bazaar check, as the facts their pages show; hosts with their badge. */
-async function loadReceipts(onReceipt: (receipt: Record<string, unknown>) => void): Promise<void> {
-  const input = siteInput();
-  const seen = new Set<string>();
-  for (const run of [input.crawlRun, input.bazaarRun]) {
-    if (run === null) continue;
-    const index = (await readIndex(run.dir).catch(() => [])).filter((line) => !seen.has(line.id));
-    for (let i = 0; i < index.length; i += 64) {
-      const batch = index.slice(i, i + 64);
-      const files = await Promise.all(
-        batch.map(async (line) => {
-          const file = join(run.dir, 'receipts', `${line.id}.json`);
-          return parseFile(Receipt, JSON.parse(await readFile(file, 'utf8')), file);
-        }),
-      );
-      for (const receipt of files) {
-        seen.add(receipt.id);
-        onReceipt(receipt);
-      }
-    }
-  }
-}
-
-type Slim = Record<string, unknown>;
-let pass: Promise<{ views: Array<[string, Record<string, unknown>]>; byHost: Map<string, Slim[]> }> | null =
-  null;
-
-/** One pass over the receipt files feeds both the receipt pages and the badges. */
-function receiptPass() {
-  pass ??= (async () => {
-    const views: Array<[string, Record<string, unknown>]> = [];
-    const byHost = new Map<string, Slim[]>();
-    await loadReceipts((receipt) => {
-      views.push([receipt.id as string, receiptView(receipt)]);
-      const host = hostOf(String(receipt.url));
-      if (host === null) return;
-      // Only the members the badge reads are kept, not 100,000 whole receipts.
-      const { type, mode, expected_source, url, verdict, issued_at, history, id } = receipt;
-      const list = byHost.get(host) ?? [];
-      list.push({ type, mode, expected_source, url, verdict, issued_at, history, id });
-      byHost.set(host, list);
-    });
-    return { views, byHost };
-  })();
-  return pass;
-}
-
-const receipts = defineCollection({
-  loader: {
-    name: 'spotcheck-receipts',
-    load: async ({ store }: Ctx) => {
-      store.clear();
-      for (const [id, data] of (await receiptPass()).views) store.set({ id, data });
-    },
-  },
-});
-
+/**
+ * Each host of the run with its badge as of the build: the newest public check, found by reading the host's
+ * receipt files newest first (the index alone does not say whether a receipt may stand for the public state).
+ */
 const hosts = defineCollection({
   loader: {
     name: 'spotcheck-hosts',
     load: async ({ store }: Ctx) => {
       store.clear();
-      const now = new Date(siteInput().builtAt);
-      for (const [host, list] of (await receiptPass()).byHost) {
-        const latest = latestPublicCheck(list, host, null);
-        const shown = latest === null ? undefined : list.find((r) => r.issued_at === latest.issued_at);
+      const input = siteInput();
+      const now = new Date(input.builtAt);
+      const byHost = new Map<string, IndexedReceipt[]>();
+      for (const line of await indexedReceipts(input)) {
+        const list = byHost.get(line.host) ?? [];
+        list.push(line);
+        byHost.set(line.host, list);
+      }
+      for (const [host, lines] of byHost) {
+        lines.sort((a, b) => (a.issued_at < b.issued_at ? 1 : -1));
+        let latest: BadgeCheck | null = null;
+        let shown: IndexedReceipt | null = null;
+        for (const line of lines.slice(0, NEWEST_READ)) {
+          latest = latestPublicCheck([await readReceipt(line.file)], host, null);
+          if (latest !== null) {
+            shown = line;
+            break;
+          }
+        }
         store.set({
           id: host,
           data: {
             host,
-            endpoints: list.length,
+            endpoints: lines.length,
             badge: badgeState(latest, now),
             receipt_id: shown?.id ?? null,
             url: shown?.url ?? null,
@@ -130,17 +93,8 @@ const hosts = defineCollection({
   },
 });
 
-function hostOf(url: string): string | null {
-  try {
-    return new URL(url).host.toLowerCase();
-  } catch {
-    return null;
-  }
-}
-
 export const collections = {
   skipPages,
-  receipts,
   hosts,
   stats: single('stats.json', Stats, 'crawlRun'),
   saves: single('saves.json', Saves, 'crawlRun'),

@@ -6,7 +6,13 @@
  * Cache-Control follows the badge: a green badge is never cacheable past the moment it turns grey.
  */
 import type { H3 } from 'h3';
-import { badgeState, isBadgeHost, latestPublicCheck, shieldsEndpoint } from '../../core/badge.ts';
+import {
+  type BadgeCheck,
+  badgeState,
+  isBadgeHost,
+  latestPublicCheck,
+  shieldsEndpoint,
+} from '../../core/badge.ts';
 import type { BadgeRenderer } from '../../io/badge-image.ts';
 import type { Store } from '../../io/store.ts';
 import { apiError } from '../errors.ts';
@@ -15,11 +21,15 @@ import { serveSite } from '../site.ts';
 /** How many recent check receipts of a host are searched for its latest public check (dry runs skipped). */
 const RECENT_CHECKS = 500;
 const BADGE_FILE = /^(.+)\.(svg|png|json)$/;
+/** A host's latest check is looked up at most this often; the state is still worked out per request, on time. */
+const LOOKUP_TTL_MS = 10_000;
+const LOOKUPS_KEPT = 10_000;
 
 export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date; siteDir: string };
 
 /** Registers `/badge/{host}.svg|.png|.json`. */
 export function badgeRoutes(app: H3, deps: BadgeDeps): void {
+  const latest = createLatestCheckLookup(deps);
   app.get('/badge/:file', async (event) => {
     const match = BADGE_FILE.exec(event.context.params?.file ?? '');
     // Not a badge file: the site's HTML page for the host.
@@ -31,10 +41,7 @@ export function badgeRoutes(app: H3, deps: BadgeDeps): void {
     if (path !== null && !/^\/[^\s?#]{0,2000}$/.test(path)) {
       throw apiError(400, 'bad_path', 'path must start with / and hold no spaces, ? or #.');
     }
-    // TODO(issue 12): read the URL's public state through the security work's core function once main has
-    // it; until then the store's recent check receipts of the host are filtered by `isPublicCheck`.
-    const receipts = await deps.store.checkReceiptsByHost(host, RECENT_CHECKS);
-    const state = badgeState(latestPublicCheck(receipts, host, path), deps.now());
+    const state = badgeState(await latest(host, path), deps.now());
     const headers = {
       'cache-control': `public, max-age=${state.max_age_s}`,
       'x-badge-state': state.state,
@@ -49,4 +56,26 @@ export function badgeRoutes(app: H3, deps: BadgeDeps): void {
       headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' },
     });
   });
+}
+
+/** The latest public check of a host (or path), remembered for {@link LOOKUP_TTL_MS}: badges are hot links. */
+function createLatestCheckLookup(
+  deps: BadgeDeps,
+): (host: string, path: string | null) => Promise<BadgeCheck | null> {
+  const memo = new Map<string, { at: number; check: Promise<BadgeCheck | null> }>();
+  return (host, path) => {
+    const key = `${host} ${path ?? ''}`;
+    const now = deps.now().getTime();
+    const hit = memo.get(key);
+    if (hit !== undefined && now - hit.at < LOOKUP_TTL_MS && now >= hit.at) return hit.check;
+    if (memo.size >= LOOKUPS_KEPT) memo.clear();
+    // TODO(issue 12): read the URL's public state through the security work's core function once main has
+    // it; until then the store's recent check receipts of the host are filtered by `isPublicCheck`.
+    const check = deps.store
+      .checkReceiptsByHost(host, RECENT_CHECKS)
+      .then((receipts) => latestPublicCheck(receipts, host, path));
+    memo.set(key, { at: now, check });
+    check.catch(() => memo.delete(key));
+    return check;
+  };
 }

@@ -4,7 +4,6 @@
  */
 import { getCollection, getEntry } from 'astro:content';
 import type { BadgeState } from '../../core/badge.ts';
-import type { ReceiptView } from '../../core/format.ts';
 import type { Bazaar, Rules, Saves, SkipPage, Stats } from './schemas.ts';
 
 export type HostBadge = {
@@ -27,10 +26,6 @@ export async function current<K extends keyof Singles>(name: K): Promise<Singles
 export async function skipPages(): Promise<SkipPage[]> {
   const entries = await getCollection('skipPages');
   return entries.map((entry) => entry.data as SkipPage).sort((a, b) => a.page - b.page);
-}
-
-export async function receiptViews(): Promise<ReceiptView[]> {
-  return (await getCollection('receipts')).map((entry) => entry.data as ReceiptView);
 }
 
 export async function hostBadges(): Promise<HostBadge[]> {

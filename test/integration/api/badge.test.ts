@@ -62,3 +62,29 @@ describe('live badges', () => {
     expect((await badPath.json()).error.code).toBe('bad_path');
   });
 });
+
+describe('live badges between lookups', () => {
+  it('turn grey at the 72 h mark even while the latest check is remembered, and show a new check within 10 s', async () => {
+    let clock = NOW.getTime();
+    const t = await startTestService({}, { now: () => new Date(clock) }, { listen: false });
+    try {
+      const state = async () =>
+        (await t.service.app.fetch(new Request('http://127.0.0.1/badge/edge.example.svg'))).headers.get(
+          'x-badge-state',
+        );
+      t.service.deps.store.indexReceipts([
+        checkRow('sc-1', 'https://edge.example/a', 'pay', ago(72 * HOUR - 3000)),
+      ]);
+      expect(await state()).toBe('pay');
+      clock += 5000; // past 72 h, inside the lookup's 10 s
+      expect(await state()).toBe('stale');
+      t.service.deps.store.indexReceipts([
+        checkRow('sc-2', 'https://edge.example/a', 'pay', new Date(clock).toISOString()),
+      ]);
+      clock += 10_000;
+      expect(await state()).toBe('pay');
+    } finally {
+      await t.stop();
+    }
+  });
+});
