@@ -4,6 +4,7 @@
  * Pure: the clock comes in as `now`. The image is drawn by `io/badge-image.ts`; the site and the live server
  * both ask this module what to draw.
  */
+import { isPublicState } from './public-state.ts';
 
 /** A green badge turns grey this long after the check it shows (spec §3.3). */
 export const BADGE_FRESH_MS = 72 * 3_600_000;
@@ -68,18 +69,8 @@ export function badgeState(latest: BadgeCheck | null, now: Date): BadgeState {
 export type CheckReceiptLike = Record<string, unknown>;
 
 /**
- * True for a receipt that may stand for a URL's public state: a check that is not a dry run and whose
- * expectation did not come from the caller (issue 12 item 5: one caller's dry run or own `pay_to` must not
- * turn someone else's badge grey).
- * TODO(issue 12): switch to the security work's public-state function in core/ once main has it, so the
- * badge, by-url and the listings share one rule.
- */
-export function isPublicCheck(receipt: CheckReceiptLike): boolean {
-  return receipt.type === 'check' && receipt.mode !== 'dry-run' && receipt.expected_source !== 'request';
-}
-
-/**
- * The newest public check among `receipts` (any order) for `host`, or for `host` and exact `path` (compared
+ * The newest receipt that is a URL's public state (`core/public-state.ts`: never a dry run or a caller's own
+ * expectation) among `receipts` (any order) for `host`, or for `host` and exact `path` (compared
  * without trailing slashes, query ignored). Receipts of other hosts are skipped, so callers may pass a superset.
  * @example latestPublicCheck(receipts, 'api.example', '/weather')?.verdict // 'pay'
  */
@@ -91,7 +82,7 @@ export function latestPublicCheck(
   const wantPath = path === null ? null : trimSlashes(path);
   let best: BadgeCheck | null = null;
   for (const receipt of receipts) {
-    if (!isPublicCheck(receipt) || typeof receipt.url !== 'string') continue;
+    if (!isPublicState(receipt) || typeof receipt.url !== 'string') continue;
     const where = hostAndPath(receipt.url);
     if (where === null || where.host !== host) continue;
     if (wantPath !== null && where.path !== wantPath) continue;

@@ -281,12 +281,12 @@ export async function openDuckDbStore(path: string): Promise<Store> {
         };
       });
     },
-    async checkReceiptsByHost(host, limit) {
+    async publicChecksByHost(host, limit) {
       await flush();
       const rows = await select(
         db,
         `SELECT body FROM receipts
-         WHERE type = 'check' AND regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+         WHERE public_state AND regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
          ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );

@@ -18,7 +18,7 @@ import type { Store } from '../../io/store.ts';
 import { apiError } from '../errors.ts';
 import { serveSite } from '../site.ts';
 
-/** How many recent check receipts of a host are searched for its latest public check (dry runs skipped). */
+/** How many of a host's newest public-state receipts are searched for the latest check of an exact path. */
 const RECENT_CHECKS = 500;
 const BADGE_FILE = /^(.+)\.(svg|png|json)$/;
 /** A host's latest check is looked up at most this often; the state is still worked out per request, on time. */
@@ -69,10 +69,8 @@ function createLatestCheckLookup(
     const hit = memo.get(key);
     if (hit !== undefined && now - hit.at < LOOKUP_TTL_MS && now >= hit.at) return hit.check;
     if (memo.size >= LOOKUPS_KEPT) memo.clear();
-    // TODO(issue 12): read the URL's public state through the security work's core function once main has
-    // it; until then the store's recent check receipts of the host are filtered by `isPublicCheck`.
     const check = deps.store
-      .checkReceiptsByHost(host, RECENT_CHECKS)
+      .publicChecksByHost(host, RECENT_CHECKS)
       .then((receipts) => latestPublicCheck(receipts, host, path));
     memo.set(key, { at: now, check });
     check.catch(() => memo.delete(key));

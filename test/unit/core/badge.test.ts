@@ -64,6 +64,7 @@ describe('latestPublicCheck', () => {
   const receipt = (url: string, verdict: string, issued: string, extra: Record<string, unknown> = {}) => ({
     type: 'check',
     mode: 'live',
+    expected_source: 'listing',
     url,
     verdict,
     issued_at: issued,
