@@ -14,22 +14,24 @@ export type HostBadge = {
   url: string | null;
 };
 
+/** An entry as the loaders stored it; `data` was checked against its schema there. */
+type Entry = { data: unknown };
+
 type Singles = { stats: Stats; saves: Saves; rules: Rules; bazaar: Bazaar };
 
 /** The one entry of a single-file collection, or null when no run has published it. */
 export async function current<K extends keyof Singles>(name: K): Promise<Singles[K] | null> {
-  const entry = await getEntry(name, 'current');
+  const entry: Entry | undefined = await getEntry(name, 'current');
   return entry ? (entry.data as Singles[K]) : null;
 }
 
 /** The skip listing pages, first to last. */
 export async function skipPages(): Promise<SkipPage[]> {
-  const entries = await getCollection('skipPages');
+  const entries: Entry[] = await getCollection('skipPages');
   return entries.map((entry) => entry.data as SkipPage).sort((a, b) => a.page - b.page);
 }
 
 export async function hostBadges(): Promise<HostBadge[]> {
-  return (await getCollection('hosts'))
-    .map((entry) => entry.data as HostBadge)
-    .sort((a, b) => (a.host < b.host ? -1 : 1));
+  const entries: Entry[] = await getCollection('hosts');
+  return entries.map((entry) => entry.data as HostBadge).sort((a, b) => (a.host < b.host ? -1 : 1));
 }
