@@ -2,7 +2,8 @@
  * The built site in a real browser (issue 11 item 6): a fixture crawl run with real signed receipts, built by
  * `npm run build:site` and served by the real service, walked by Debian's chromium.
  */
-import { rm } from 'node:fs/promises';
+import { realpath, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,28 +12,33 @@ import type { FixtureRun } from '../fixtures/crawl-run.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { builtFixtureSite } from '../helpers/site.ts';
+import { startStaticServer } from '../helpers/static-server.ts';
 
 // 1,700 endpoints give 510 skips: two pages of the skip listing.
 const ENDPOINTS = 1700;
 const HOUR = 3_600_000;
 
+// One fixture run and one build serve both suites below.
+let run: FixtureRun;
+let dataDir: string;
+beforeAll(async () => {
+  ({ dataDir, run } = await builtFixtureSite(ENDPOINTS));
+}, 240_000);
+afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
 describe('the public site in chromium', () => {
   let t: TestService;
   let browser: Browser;
   let page: Page;
-  let run: FixtureRun;
-  let dataDir: string;
 
   beforeAll(async () => {
-    ({ dataDir, run } = await builtFixtureSite(ENDPOINTS));
     t = await startTestService({}, {}, { dataDir });
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
   }, 240_000);
   afterAll(async () => {
     await browser?.close();
-    await t?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await t?.stop({ keepData: true });
   });
 
   const open = async (path: string) => {
@@ -158,4 +164,36 @@ describe('the public site in chromium', () => {
       expect(bad.map((v) => `${path}: ${v.id} ${v.help} ${v.nodes[0]?.html.slice(0, 120)}`)).toEqual([]);
     }
   }, 240_000);
+});
+
+describe('the same build copied to a plain static file server', () => {
+  let browser: Browser;
+  let page: Page;
+  let server: { url: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    server = await startStaticServer(await realpath(join(dataDir, 'site')));
+    browser = await launchChromium();
+    page = await (await browser.newContext()).newPage();
+  }, 240_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('pages, shows receipts and verifies one with no server behind it', async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: 'Skipped endpoints' }).click();
+    await page.getByRole('link', { name: 'Page 2 →' }).first().click();
+    await page.waitForURL('**/v1/skips/page/2/');
+    expect(await page.locator('tbody tr').count()).toBe(10);
+    await page.locator('tbody a').first().click();
+    await page.waitForURL('**/receipts/sc-*/');
+    await page.getByRole('link', { name: 'Verify this receipt in your browser' }).click();
+    await expect(page.locator('#result[data-ok="true"]').textContent({ timeout: 15_000 })).resolves.toContain(
+      `Valid: signed by key ${run.kid}`,
+    );
+    const badge = await page.request.get(`${server.url}/badge/seller-1.example.svg`);
+    expect(await badge.text()).toContain('aria-label="spotcheck: pay · stable');
+  });
 });
