@@ -35,8 +35,13 @@ export const SITE_INPUT_ENV = 'SPOTCHECK_SITE_INPUT';
 export function siteInput(): SiteInput {
   const text = process.env[SITE_INPUT_ENV];
   if (!text) throw new Error(`${SITE_INPUT_ENV} is not set: build the site with npm run build:site`);
-  return parseFile(SiteInputSchema, JSON.parse(text), SITE_INPUT_ENV);
+  // Every page asks; parse once per input (a test may build twice in one process with different inputs).
+  if (parsed?.text !== text)
+    parsed = { text, input: parseFile(SiteInputSchema, JSON.parse(text), SITE_INPUT_ENV) };
+  return parsed.input;
 }
+
+let parsed: { text: string; input: SiteInput } | null = null;
 
 /** The run folder `<dir>/current.json` points at, or null when nothing is published there yet. */
 export async function publishedRun(dir: string): Promise<{ runId: string; dir: string } | null> {
