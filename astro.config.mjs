@@ -13,4 +13,10 @@ export default defineConfig({
   compressHTML: true,
   devToolbar: { enabled: false },
   telemetry: false,
+  // Astro's runtime needs cookie 2; express (under the MCP SDK) hoists cookie 0.7 to the top. Bundling it makes
+  // the build resolve it from Astro's own folder instead of the top of node_modules.
+  vite: {
+    ssr: { noExternal: ['cookie'] },
+    environments: { prerender: { resolve: { noExternal: ['cookie'] } } },
+  },
 });

@@ -9,6 +9,7 @@ import { chmod, copyFile, link, mkdir, readdir, rename, rm, symlink, writeFile }
 import { dirname, join, resolve } from 'node:path';
 import { build } from 'astro';
 import { readConfig } from '../api/config.ts';
+import { rulesDocument } from '../core/rules.ts';
 import { headersFile } from '../core/site-cache.ts';
 import { publishedRun, readIndex, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
 
@@ -74,6 +75,9 @@ async function copyJsonTwins(input: SiteInput, out: string): Promise<void> {
     for (const file of ['saves.json', 'stats.json', 'rules.json']) await put(join(crawl.dir, file), file);
   }
   if (input.bazaarRun !== null) await put(join(input.bazaarRun.dir, 'bazaar.json'), 'bazaar.json');
+  // Before the first crawl, /rules.json is this code's rules document (the same source as the page).
+  if (crawl === null)
+    await writeFile(join(out, 'rules.json'), `${JSON.stringify(rulesDocument(), null, 2)}\n`);
   const done = new Set<string>();
   for (const run of [crawl, input.bazaarRun]) {
     if (run === null) continue;

@@ -137,16 +137,19 @@ export const Bazaar = v.looseObject({
   results: v.array(BazaarResult),
 });
 
+/** The rules document (`core/rules.ts`). Sections the crawl's version adds are optional, so either version reads. */
 export const Rules = v.looseObject({
   schema: v.literal(1),
   api_version: v.string(),
-  verdict_rules: v.array(
-    v.looseObject({
-      order: v.number(),
-      reason_codes: v.array(v.string()),
-      verdict: Verdict,
-      rule: v.string(),
-    }),
+  verdict_rules: v.optional(
+    v.array(
+      v.looseObject({
+        order: v.number(),
+        reason_codes: v.array(v.string()),
+        verdict: Verdict,
+        rule: v.string(),
+      }),
+    ),
   ),
   reasons: v.array(v.looseObject({ code: v.string(), verdict: v.string(), text: v.string() })),
   confidence: v.array(v.looseObject({ confidence: v.string(), rule: v.string() })),
@@ -154,22 +157,33 @@ export const Rules = v.looseObject({
   free_trial_headers: v.array(v.looseObject({ header: v.string(), meaning: v.string() })),
   reputation: v.looseObject({
     summary: v.string(),
-    components: v.array(v.looseObject({ name: v.string(), weight: v.number(), meaning: v.string() })),
+    // `meaning` in the data contract, `rule` in core/rules.ts: either is shown.
+    components: v.array(
+      v.looseObject({
+        name: v.string(),
+        weight: v.number(),
+        meaning: v.optional(v.string()),
+        rule: v.optional(v.string()),
+      }),
+    ),
     bands: v.unknown(),
-    min_samples: v.unknown(),
+    min_samples: v.optional(v.unknown()),
+    min_observations: v.optional(v.unknown()),
   }),
-  hosted_bands: v.array(
-    v.looseObject({
-      band: v.string(),
-      from_check: v.number(),
-      to_check: NullableNumber,
-      price_atomic: v.string(),
-      price_usd: v.number(),
-    }),
+  hosted_bands: v.optional(
+    v.array(
+      v.looseObject({
+        band: v.string(),
+        from_check: v.number(),
+        to_check: NullableNumber,
+        price_atomic: v.string(),
+        price_usd: v.number(),
+      }),
+    ),
   ),
   limits: v.record(v.string(), v.unknown()),
-  dedupe: v.string(),
-  crawl_method: v.string(),
+  dedupe: v.optional(v.string()),
+  crawl_method: v.optional(v.string()),
 });
 
 /** A signed check receipt, as far as its page reads it. */
