@@ -8,6 +8,7 @@ import type { AppDeps } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { mcpRoutes } from './mcp/route.ts';
 import { openApiRoutes } from './openapi.ts';
+import { badgeRoutes } from './routes/badge.ts';
 import { checkRoutes } from './routes/check.ts';
 import { integratorRoutes } from './routes/integrators.ts';
 import { invoiceRoutes } from './routes/invoices.ts';
@@ -17,6 +18,7 @@ import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { setupPackRoutes } from './routes/setup-pack.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { siteRoutes } from './site.ts';
 
 /** The API description version (spec §9.1), kept with the rules document. */
 export { API_VERSION };
@@ -65,5 +67,9 @@ export function createApp(deps: AppDeps): H3 {
   listingRoutes(app, deps);
   integratorRoutes(app, deps);
   invoiceRoutes(app, deps);
+  if (deps.site) {
+    badgeRoutes(app, { store: deps.store, badges: deps.site.badges, now: deps.now, siteDir: deps.site.dir });
+    siteRoutes(app, deps.site.dir); // last: what no API route answers is looked up in the built site
+  }
   return app;
 }

@@ -2,6 +2,7 @@
  * What the h3 app needs from the world, wired once by the entry file (`api/main.ts`) or by a test.
  */
 import type { H3Event } from 'h3';
+import type { BadgeRenderer } from '../io/badge-image.ts';
 import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';
@@ -57,4 +58,8 @@ export type AppDeps = CheckDeps &
     hosted: Hosted | null;
     /** Published known-answer runs, taken in without a restart; absent where no DATA_DIR runs are read (tests). */
     paidCalls?: PaidCallIntake;
+    /** The public site: live badges and the built folder (`npm run build:site`); absent in API-only tests. */
+    site?: SiteDeps;
   };
+
+export type SiteDeps = { badges: BadgeRenderer; dir: string };

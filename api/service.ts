@@ -17,6 +17,7 @@ import { createProbeCache } from '../core/probe-cache.ts';
 import { createQuota } from '../core/quota.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
+import { createBadgeRenderer } from '../io/badge-image.ts';
 import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { openDuckDbStore } from '../io/duckdb-store.ts';
@@ -148,6 +149,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       monotonic: () => performance.now(),
       log: (line) => console.error(`[spotcheck] ${line}`),
     }),
+    site: { badges: await createBadgeRenderer(), dir: paths.site },
   };
   await deps.paidCalls?.refresh(true);
 

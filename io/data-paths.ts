@@ -17,5 +17,7 @@ export function dataPaths(dataDir: string) {
     /** Hosted mode's integrators, keys, usage snapshot and invoices (its own file: `io/integrator-store.ts`). */
     integrators: join(dataDir, 'integrators.duckdb'),
     invoices: join(dataDir, 'invoices'),
+    /** The built public site (`npm run build:site`), served from the same origin as the API. */
+    site: join(dataDir, 'site'),
   };
 }

@@ -304,6 +304,17 @@ export async function openDuckDbStore(path: string): Promise<Store> {
         };
       });
     },
+    async publicChecksByHost(host, limit) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT body FROM receipts
+         WHERE public_state AND regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+         ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host],
+      );
+      return rows.map((row) => JSON.parse(String(row.body)) as Record<string, unknown>);
+    },
     flush,
     async close() {
       await flush();

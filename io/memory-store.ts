@@ -93,6 +93,13 @@ export function createMemoryStore(): Store {
         .sort((a, b) => binary(b.observed_at, a.observed_at) || binary(a.endpoint, b.endpoint))
         .slice(0, limit);
     },
+    async publicChecksByHost(host, limit) {
+      return [...receipts.values()]
+        .filter((row) => isPublicState(row.body) && hostOf(row.urlNorm) === host)
+        .sort((a, b) => (newer(a, b) ? -1 : 1))
+        .slice(0, limit)
+        .map((row) => row.body);
+    },
     async checksByHost(host, limit) {
       return [...receipts.values()]
         .filter((row) => row.type === 'check' && row.verdict !== null && hostOf(row.urlNorm) === host)

@@ -58,6 +58,11 @@ export type Store = {
   observationsByHost(host: string, limit: number): Promise<HostObservation[]>;
   /** The newest check receipts of `host`, newest first. */
   checksByHost(host: string, limit: number): Promise<HostCheck[]>;
+  /**
+   * The newest receipts of `host` (URL host, port included) that are a URL's public state (`core/public-state.ts`),
+   * whole signed bodies, newest first: what the host's badge shows.
+   */
+  publicChecksByHost(host: string, limit: number): Promise<Record<string, unknown>[]>;
   flush(): Promise<void>;
   close(): Promise<void>;
 };

@@ -279,5 +279,21 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       ]);
       expect(await store.checksByHost('nobody.example', 10)).toEqual([]);
     });
+
+    it("answers a host's public-state receipts, newest first, for the badge", async () => {
+      const live = (id: string) => ({ id, type: 'check', mode: 'live', expected_source: 'listing' });
+      store.indexReceipts([
+        row('sc-1', '2026-11-01T00:00:00.000Z', { body: live('sc-1') }),
+        row('sc-2', '2026-11-02T00:00:00.000Z', { body: { ...live('sc-2'), mode: 'dry-run' } }),
+        row('sc-3', '2026-11-03T00:00:00.000Z', { body: { ...live('sc-3'), expected_source: 'request' } }),
+        row('sc-4', '2026-11-04T00:00:00.000Z', { body: live('sc-4') }),
+        row('sc-5', '2026-11-05T00:00:00.000Z', { urlNorm: 'https://a.example:8443/x', body: live('sc-5') }),
+        row('ps-1', '2026-11-06T00:00:00.000Z', { type: 'payment-status', verdict: null, reason: null }),
+      ]);
+      expect(await store.publicChecksByHost('a.example', 10)).toEqual([live('sc-4'), live('sc-1')]);
+      expect(await store.publicChecksByHost('a.example', 1)).toEqual([live('sc-4')]);
+      expect(await store.publicChecksByHost('a.example:8443', 10)).toEqual([live('sc-5')]);
+      expect(await store.publicChecksByHost('nobody.example', 10)).toEqual([]);
+    });
   });
 }

@@ -1,0 +1,79 @@
+/**
+ * Live status badges (spec §3.3, §4 `GET /badge/{host}.svg`): `.svg`, `.png` and the Shields endpoint `.json`,
+ * drawn now from the latest public check in the store, so a badge turns grey 72 h after its check even when
+ * the prebuilt copy in the site folder says otherwise. `/badge/{host}` (the HTML page) comes from the site build.
+ *
+ * Cache-Control follows the badge: a green badge is never cacheable past the moment it turns grey.
+ */
+import type { H3 } from 'h3';
+import {
+  type BadgeCheck,
+  badgeState,
+  isBadgeHost,
+  latestPublicCheck,
+  shieldsEndpoint,
+} from '../../core/badge.ts';
+import type { BadgeRenderer } from '../../io/badge-image.ts';
+import type { Store } from '../../io/store.ts';
+import { apiError } from '../errors.ts';
+import { serveSite } from '../site.ts';
+
+/** How many of a host's newest public-state receipts are searched for the latest check of an exact path. */
+const RECENT_CHECKS = 500;
+const BADGE_FILE = /^(.+)\.(svg|png|json)$/;
+/** A host's latest check is looked up at most this often; the state is still worked out per request, on time. */
+const LOOKUP_TTL_MS = 10_000;
+const LOOKUPS_KEPT = 10_000;
+
+export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date; siteDir: string };
+
+/** Registers `/badge/{host}.svg|.png|.json`. */
+export function badgeRoutes(app: H3, deps: BadgeDeps): void {
+  const latest = createLatestCheckLookup(deps);
+  app.get('/badge/:file', async (event) => {
+    const match = BADGE_FILE.exec(event.context.params?.file ?? '');
+    // Not a badge file: the site's HTML page for the host.
+    if (match === null) return serveSite(event, deps.siteDir);
+    const [, host = '', kind] = match;
+    if (!isBadgeHost(host))
+      throw apiError(400, 'bad_host', 'Expected a lower-case host name, with a port if any.');
+    const path = new URL(event.req.url).searchParams.get('path');
+    if (path !== null && !/^\/[^\s?#]{0,2000}$/.test(path)) {
+      throw apiError(400, 'bad_path', 'path must start with / and hold no spaces, ? or #.');
+    }
+    const state = badgeState(await latest(host, path), deps.now());
+    const headers = {
+      'cache-control': `public, max-age=${state.max_age_s}`,
+      'x-badge-state': state.state,
+    };
+    if (kind === 'json') return Response.json(shieldsEndpoint(state), { headers });
+    if (kind === 'png') {
+      return new Response(new Uint8Array(await deps.badges.png(state)), {
+        headers: { ...headers, 'content-type': 'image/png' },
+      });
+    }
+    return new Response(await deps.badges.svg(state), {
+      headers: { ...headers, 'content-type': 'image/svg+xml; charset=utf-8' },
+    });
+  });
+}
+
+/** The latest public check of a host (or path), remembered for {@link LOOKUP_TTL_MS}: badges are hot links. */
+function createLatestCheckLookup(
+  deps: BadgeDeps,
+): (host: string, path: string | null) => Promise<BadgeCheck | null> {
+  const memo = new Map<string, { at: number; check: Promise<BadgeCheck | null> }>();
+  return (host, path) => {
+    const key = `${host} ${path ?? ''}`;
+    const now = deps.now().getTime();
+    const hit = memo.get(key);
+    if (hit !== undefined && now - hit.at < LOOKUP_TTL_MS && now >= hit.at) return hit.check;
+    if (memo.size >= LOOKUPS_KEPT) memo.clear();
+    const check = deps.store
+      .publicChecksByHost(host, RECENT_CHECKS)
+      .then((receipts) => latestPublicCheck(receipts, host, path));
+    memo.set(key, { at: now, check });
+    check.catch(() => memo.delete(key));
+    return check;
+  };
+}

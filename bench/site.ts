@@ -1,0 +1,161 @@
+/**
+ * The public site (issue 11 targets): `npm run build:site` of a fixture run with BENCH_SITE_RECEIPTS receipts
+ * (default 100,000) and 10 % skips (10,000 skip records), its wall time and peak RSS; the live badge render p50
+ * through the app; and the weight over the wire (gzip) of the home and skip pages, which load no JavaScript.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { checkRow } from '../test/fixtures/check-row.ts';
+import { writeCrawlFixture } from '../test/fixtures/crawl-run.ts';
+import { startTestService } from '../test/helpers/service.ts';
+import { tempDataDir } from './_lib/processes.ts';
+import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
+import { summarize } from './_lib/stats.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** Runs the benchmark. */
+export async function run(): Promise<Result> {
+  const receipts = intEnv('BENCH_SITE_RECEIPTS', 100_000);
+  console.log(
+    `\n== site: build of ${receipts} receipts, ${receipts / 10} skip records; live badge; page weights ==`,
+  );
+  const data = await tempDataDir('site');
+  try {
+    let t = performance.now();
+    await writeCrawlFixture({
+      dataDir: data.dir,
+      baseUrl: 'https://spotcheck.example',
+      finishedAt: new Date(),
+      endpoints: receipts,
+      skipPercent: 10,
+      hosts: 2000,
+    });
+    console.log(`fixture run written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    t = performance.now();
+    const build = await buildWithRss(data.dir);
+    const buildS = (performance.now() - t) / 1000;
+    console.log(
+      `build ${buildS.toFixed(1)} s, peak RSS ${build.rssMb ?? '?'} MB (${build.out.trim().split('\n').at(-2)})`,
+    );
+    const weights = await pageWeights(join(data.dir, 'site'));
+    for (const [page, w] of Object.entries(weights))
+      console.log(`${page.padEnd(12)} ${w.raw} B raw, ${w.gzip} B gzip, ${w.scripts} scripts`);
+    const badge = await badgeP50(data.dir);
+    console.log(
+      `live badge render p50 ${badge.p50.toFixed(3)} ms, p99 ${badge.p99.toFixed(3)} ms over ${badge.n}`,
+    );
+    const figures: Figure[] = [
+      { name: `site build, ${receipts} receipts`, value: round(buildS, 1), unit: 's', target: { max: 90 } },
+      ...(build.rssMb === null
+        ? []
+        : [{ name: 'site build peak RSS', value: build.rssMb, unit: 'MB', target: { max: 1536 } }]),
+      { name: 'live badge render p50', value: round(badge.p50, 3), unit: 'ms', target: { max: 5 } },
+      {
+        name: 'home page over the wire',
+        value: round(weights.home.gzip / 1024, 1),
+        unit: 'KB',
+        target: { max: 100 },
+      },
+      {
+        name: 'skip page over the wire',
+        value: round(weights.skips.gzip / 1024, 1),
+        unit: 'KB',
+        target: { max: 100 },
+      },
+      { name: 'receipt page over the wire', value: round(weights.receipt.gzip / 1024, 1), unit: 'KB' },
+    ];
+    return {
+      bench: 'site',
+      figures,
+      notes: [
+        'HTML carries its CSS inline; gzip level 6 as the server sends it; only /verify/ loads a script',
+      ],
+    };
+  } finally {
+    await rm(data.dir, { recursive: true, force: true });
+  }
+}
+
+/** `npm run build:site` in a child, with its peak RSS from GNU time when installed (else from the build itself). */
+async function buildWithRss(dataDir: string): Promise<{ out: string; rssMb: number | null }> {
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    BASE_URL: 'https://spotcheck.example',
+    ASTRO_TELEMETRY_DISABLED: '1',
+    SITE_BUILD_REPORT: '1',
+  };
+  const tsx = join(ROOT, 'node_modules/.bin/tsx');
+  const gnuTime = existsSync('/usr/bin/time');
+  const [cmd, args] = gnuTime
+    ? ['/usr/bin/time', ['-f', 'maxrss_kb=%M', tsx, 'site/build.ts']]
+    : [tsx, ['site/build.ts']];
+  const { stdout, stderr } = await promisify(execFile)(cmd, args as string[], {
+    cwd: ROOT,
+    env,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const kb = /maxrss_kb=(\d+)/.exec(stderr)?.[1];
+  const own = /peak RSS (\d+) MB/.exec(stdout)?.[1];
+  return { out: stdout, rssMb: kb ? Math.round(Number(kb) / 1024) : own ? Number(own) : null };
+}
+
+async function pageWeights(site: string) {
+  const receiptDir = (await readdir(join(site, 'receipts'))).find((name) => !name.endsWith('.json'));
+  const pages = {
+    home: 'index.html',
+    skips: 'v1/skips/index.html',
+    receipt: `receipts/${receiptDir}/index.html`,
+  };
+  const out = {} as Record<keyof typeof pages, { raw: number; gzip: number; scripts: number }>;
+  for (const [name, path] of Object.entries(pages) as Array<[keyof typeof pages, string]>) {
+    const html = await readFile(join(site, path));
+    out[name] = {
+      raw: html.length,
+      gzip: gzipSync(html).length,
+      scripts: (html.toString().match(/<script/g) ?? []).length,
+    };
+  }
+  return out;
+}
+
+/** Live badges through the app (no socket): 200 hosts in the store, each asked in turn. */
+async function badgeP50(dataDir: string) {
+  const t = await startTestService({}, {}, { dataDir, listen: false });
+  try {
+    const now = Date.now();
+    t.service.deps.store.indexReceipts(
+      Array.from({ length: 2000 }, (_, i) =>
+        checkRow(
+          `sc-${String(i)
+            .padStart(25, 'a')
+            .replace(/[0-9]/g, (d) => 'abcdefghij'[Number(d)] as string)}a`,
+          `https://badge-${i % 200}.example/x${i}`,
+          i % 3 ? 'pay' : 'skip',
+          new Date(now - i * 60_000).toISOString(),
+          {},
+          i % 30,
+        ),
+      ),
+    );
+    const ask = async (i: number) =>
+      (await t.service.app.fetch(new Request(`http://127.0.0.1/badge/badge-${i % 200}.example.svg`))).text();
+    for (let i = 0; i < 200; i++) await ask(i);
+    const times: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const start = performance.now();
+      await ask(i);
+      times.push(performance.now() - start);
+    }
+    const s = summarize(times);
+    return { p50: s.p50, p99: s.p99, n: times.length };
+  } finally {
+    await t.stop({ keepData: true });
+  }
+}
