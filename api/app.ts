@@ -18,7 +18,7 @@ import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { setupPackRoutes } from './routes/setup-pack.ts';
 import { taskRoutes } from './routes/tasks.ts';
-import { siteRoutes } from './site.ts';
+import { serveBuiltFile, siteRoutes } from './site.ts';
 
 /** The API description version (spec §9.1), kept with the rules document. */
 export { API_VERSION };
@@ -64,7 +64,8 @@ export function createApp(deps: AppDeps): H3 {
   setupPackRoutes(app, deps);
   mcpRoutes(app, deps, API_VERSION);
   openApiRoutes(app, deps.baseUrl, API_VERSION);
-  listingRoutes(app, deps);
+  const site = deps.site;
+  listingRoutes(app, site ? { ...deps, fromBuild: (event) => serveBuiltFile(event, site.dir) } : deps);
   integratorRoutes(app, deps);
   invoiceRoutes(app, deps);
   if (deps.site) {

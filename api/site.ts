@@ -32,20 +32,35 @@ export function siteRoutes(app: H3, dir: string): void {
 
 /** Answers a GET from the built site folder `dir`; a JSON 404 when there is no such file. */
 export async function serveSite(event: H3Event, dir: string): Promise<Response> {
-  const url = new URL(event.req.url);
-  const path = sitePath(url);
-  let root: string;
-  try {
-    root = await realpath(dir);
-  } catch {
+  const path = sitePath(new URL(event.req.url));
+  const root = await buildRoot(dir);
+  if (root === null) {
     throw apiError(
       404,
       'not_found',
       'No such route, and the public site is not built yet (npm run build:site).',
     );
   }
+  return (await fileResponse(event, root, path)) ?? notFound(root, path, event);
+}
+
+/**
+ * The built file answering this GET, or null when there is no build or no such file in it. The JSON listing routes
+ * use it to prefer the build and fall back to the published run (`api/routes/listings.ts`).
+ */
+export async function serveBuiltFile(event: H3Event, dir: string): Promise<Response | null> {
+  const path = sitePath(new URL(event.req.url));
+  const root = await buildRoot(dir);
+  return root === null ? null : fileResponse(event, root, path);
+}
+
+async function buildRoot(dir: string): Promise<string | null> {
+  return realpath(dir).catch(() => null);
+}
+
+async function fileResponse(event: H3Event, root: string, path: string): Promise<Response | null> {
   const file = await findFile(root, path);
-  if (file === null) return notFound(root, path, event);
+  if (file === null) return null;
   const type = TYPES[extname(file)] ?? 'application/octet-stream';
   const body = await readFile(file);
   const headers: Record<string, string> = { 'content-type': type, 'cache-control': siteCacheControl(path) };

@@ -1,37 +1,43 @@
 /**
- * The public listings as JSON (spec §4; docs/data-files.md), served from the published crawl and bazaar runs until
- * the site serves them: `/v1/skips.json?page=N`, `/saves.json`, `/bazaar.json`, and `/rules.json` from the same
- * constants the checks use.
+ * The public listings as JSON (spec §4; docs/data-files.md): `/v1/skips.json?page=N`, `/saves.json`, `/bazaar.json`
+ * and `/rules.json`. When the site is built they come from the build (the same files the pages were made from, so
+ * page and JSON twin agree); without a build, from the published crawl and bazaar runs, and the rules document from
+ * the constants the checks use.
  */
-import type { H3 } from 'h3';
+import type { H3, H3Event } from 'h3';
 import { rulesDocument } from '../../core/rules.ts';
 import { type PublishedFile, type RunPaths, readPublishedFile } from '../../io/crawl-runs.ts';
 import { apiError } from '../errors.ts';
 
-/** Where the published runs are. */
-export type ListingsDeps = { runs: { crawl: RunPaths; bazaar: RunPaths } };
+/** Where the published runs are, and the built site's file lookup when there is a site. */
+export type ListingsDeps = {
+  runs: { crawl: RunPaths; bazaar: RunPaths };
+  fromBuild?: (event: H3Event) => Promise<Response | null>;
+};
 
 const CACHE = 'public, max-age=300';
 
 /** Registers the listing routes. */
 export function listingRoutes(app: H3, deps: ListingsDeps): void {
-  app.get('/v1/skips.json', async (event) => {
+  const get = (path: string, handler: (event: H3Event) => Promise<unknown> | unknown) =>
+    app.get(path, async (event) => (await deps.fromBuild?.(event)) ?? handler(event));
+  get('/v1/skips.json', async (event) => {
     const raw = new URL(event.req.url).searchParams.get('page') ?? '1';
     if (!/^[1-9][0-9]{0,6}$/.test(raw)) throw apiError(400, 'bad_page', 'page is a whole number from 1.');
     const file = await readPublishedFile(deps.runs.crawl, `skips/${raw}.json`);
     return served(file, 'page_not_found', `There is no page ${raw} of the skip listing.`);
   });
-  app.get('/saves.json', async () =>
+  get('/saves.json', async () =>
     served(await readPublishedFile(deps.runs.crawl, 'saves.json'), 'no_published_run', noCrawl),
   );
-  app.get('/bazaar.json', async () =>
+  get('/bazaar.json', async () =>
     served(
       await readPublishedFile(deps.runs.bazaar, 'bazaar.json'),
       'no_bazaar_check',
       'No bazaar check has been published yet (npm run bazaar-check).',
     ),
   );
-  app.get('/rules.json', (event) => {
+  get('/rules.json', (event) => {
     event.res.headers.set('cache-control', CACHE);
     return rulesDocument();
   });

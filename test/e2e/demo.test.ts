@@ -54,7 +54,7 @@ describe('npm run demo -- --once', () => {
   it('tours the product offline and exits 0', async () => {
     const { code, stdout, stderr } = await runDemo();
     expect(code, stderr).toBe(0);
-    expect(stdout).toMatch(/\[1\/8\] Sandbox world up/);
+    expect(stdout).toMatch(/\[1\/9\] Sandbox world up/);
     expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 31 endpoints/);
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
     expect(stdout).toMatch(/5 saves/);
