@@ -10,6 +10,17 @@
  * not matter: free, paid and exempt checks run the same code (spec §1).
  */
 
+/** The rule in words, for the rules document (`core/rules.ts`): each condition a receipt must meet. */
+export const PUBLIC_STATE_RULE: readonly string[] = [
+  'A URL’s public state (what /v1/receipts/by-url answers and badges and listings show) is its newest receipt that meets all of these:',
+  'it is a live check, never a dry run;',
+  'its expectation came from a listing or from nowhere, never from the caller’s pay_to or network;',
+  'the caller sent no claimed_price;',
+  'the caller asked no expiry check (the caller picks skew_s);',
+  'its probe was not answered 405 (a method the endpoint does not serve says nothing about it).',
+  'Free, paid and exempt checks count alike; every receipt stays readable by id.',
+];
+
 /**
  * True when a signed receipt may stand as its URL's public state.
  *

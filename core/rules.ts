@@ -7,6 +7,7 @@
 import { CONFIDENCE_RULES } from './confidence.ts';
 import { FREE_TRIAL_HEADERS, FREE_TRIAL_RULES } from './free-trial.ts';
 import { LIMITS } from './limits.ts';
+import { PUBLIC_STATE_RULE } from './public-state.ts';
 import { QUALITY_CODES, REASONS, type Reason, reasonText, type Verdict } from './reasons.ts';
 import { REPUTATION_FORMULA } from './reputation.ts';
 import { CRAWL_METHOD, DEDUPE_RULE, SKIP_PAGE_SIZE } from './skip-listing.ts';
@@ -127,6 +128,7 @@ export function rulesDocument() {
     }),
     dedupe: DEDUPE_RULE,
     crawl_method: CRAWL_METHOD,
+    public_state: PUBLIC_STATE_RULE,
   };
 }
 

@@ -184,6 +184,7 @@ export const Rules = v.looseObject({
   limits: v.record(v.string(), v.unknown()),
   dedupe: v.optional(v.string()),
   crawl_method: v.optional(v.string()),
+  public_state: v.optional(v.array(v.string())),
 });
 
 /** A signed check receipt, as far as its page reads it. */
