@@ -7,10 +7,18 @@
  * about what a single one does.
  */
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import type { PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
-import type { HostCheck, HostObservation } from '../core/reputation.ts';
+import type { HostObservation } from '../core/reputation.ts';
+import {
+  insertChunk,
+  serialFlush,
+  toHostCheck,
+  toListing,
+  toPaidCall,
+  toReceiptSummary,
+  toStoredObservation,
+} from './_store-rows.ts';
 import { createRecentPaidCalls, RECENT_KEPT, type RecentPaidCalls } from './recent-paid-calls.ts';
 import {
   hostOf,
@@ -70,7 +78,6 @@ export async function openDuckDbStore(path: string): Promise<Store> {
 
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: Array<[string, HttpMethod, Observation]> = [];
-  let flushing: Promise<void> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
   const loaded = new Map<string, Observation[]>();
   const loading = new Map<string, Promise<Observation[]>>();
@@ -104,15 +111,11 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
   const unflushed = (k: string) =>
     [...inFlight, ...observationQueue].filter(([u, m]) => key(u, m) === k).map(([, , o]) => o);
+  const serial = serialFlush(drain, () => receiptQueue.length > 0 || observationQueue.length > 0);
   const flush = async (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = null;
-    while (flushing) await flushing;
-    if (receiptQueue.length === 0 && observationQueue.length === 0) return;
-    flushing = drain().finally(() => {
-      flushing = null;
-    });
-    await flushing;
+    await serial.flush();
   };
   const schedule = () => {
     timer ??= setTimeout(() => {
@@ -155,7 +158,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
               )
             : [];
           const byTime = new Map<string, Observation>();
-          for (const item of [...rows.map(toObservation), ...unflushed(k)])
+          for (const item of [...rows.map(toStoredObservation), ...unflushed(k)])
             byTime.set(item.observed_at, item);
           const list = [...byTime.values()]
             .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
@@ -194,7 +197,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
          ORDER BY issued_at DESC, id DESC LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`,
         args,
       );
-      return { items: rows.map(toSummary), total: Number(total[0]?.n ?? 0), page, pageSize };
+      return { items: rows.map(toReceiptSummary), total: Number(total[0]?.n ?? 0), page, pageSize };
     },
     async listing(urlNorm, method) {
       return pickListing(listings.get(urlNorm) ?? [], method);
@@ -283,7 +286,9 @@ export async function openDuckDbStore(path: string): Promise<Store> {
          ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );
-      return rows.map((row): HostObservation => ({ ...toObservation(row), endpoint: String(row.endpoint) }));
+      return rows.map(
+        (row): HostObservation => ({ ...toStoredObservation(row), endpoint: String(row.endpoint) }),
+      );
     },
     async checksByHost(host, limit) {
       await flush();
@@ -294,15 +299,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
          ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );
-      return rows.map((row): HostCheck => {
-        const source = (JSON.parse(String(row.body)) as { expected_source?: unknown }).expected_source;
-        return {
-          verdict: String(row.verdict),
-          reason: String(row.reason ?? ''),
-          at: String(row.issued_at),
-          expected_source: source === 'request' || source === 'listing' ? source : null,
-        };
-      });
+      return rows.map(toHostCheck);
     },
     async publicChecksByHost(host, limit) {
       await flush();
@@ -323,22 +320,6 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       instance.closeSync();
     },
   };
-}
-
-/**
- * Inserts a chunk in one statement; if that fails, row by row, so one row the index cannot take (it stays in the
- * journal and its file) does not keep the others out.
- */
-async function insertChunk<T>(rows: T[], insert: (rows: T[]) => Promise<void>): Promise<void> {
-  try {
-    await insert(rows);
-  } catch {
-    for (const row of rows) {
-      await insert([row]).catch((error: unknown) =>
-        console.error('[spotcheck] [store] row not indexed', error),
-      );
-    }
-  }
 }
 
 /** Doubles are bound as text and cast in SQL: the driver binds an integer-valued number as BIGINT, which
@@ -432,32 +413,12 @@ async function loadListings(db: DuckDBConnection): Promise<Map<string, Listing[]
   const rows = await select(db, 'SELECT * FROM listings', []);
   const byUrl = new Map<string, Listing[]>();
   for (const row of rows) {
-    const listing: Listing = {
-      url: String(row.url),
-      method: row.method === 'POST' ? 'POST' : 'GET',
-      priceUsd: row.price_usd === null ? null : Number(row.price_usd),
-      network: nullableString(row.network),
-      asset: nullableString(row.asset),
-      payTo: nullableString(row.pay_to),
-      source: String(row.source),
-    };
+    const listing = toListing(row);
     const list = byUrl.get(String(row.url_norm)) ?? [];
     list.push(listing);
     byUrl.set(String(row.url_norm), list);
   }
   return byUrl;
-}
-
-function toObservation(row: Record<string, unknown>): Observation {
-  return {
-    observed_at: String(row.observed_at),
-    http_status: row.http_status === null ? null : Number(row.http_status),
-    price_usd: row.price_usd === null ? null : Number(row.price_usd),
-    amount_atomic: nullableString(row.amount_atomic),
-    network: nullableString(row.network),
-    asset: nullableString(row.asset),
-    pay_to: nullableString(row.pay_to),
-  };
 }
 
 /** The last {@link RECENT_KEPT} calls of every service and of every service and task, from the table. */
@@ -473,42 +434,4 @@ async function loadRecentPaidCalls(db: DuckDBConnection): Promise<RecentPaidCall
   );
   for (const row of rows) recent.add(toPaidCall(row));
   return recent;
-}
-
-function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
-  return {
-    service_id: String(row.service_id),
-    endpoint_url: String(row.endpoint_url),
-    task: String(row.task),
-    called_at: String(row.called_at),
-    price_atomic: String(row.price_atomic),
-    network: String(row.network),
-    pay_to: String(row.pay_to),
-    settlement_tx: nullableString(row.settlement_tx),
-    delivered: row.delivered === true,
-    known_answer: row.known_answer === 'pass' || row.known_answer === 'fail' ? row.known_answer : null,
-    http_status: row.http_status === null ? null : Number(row.http_status),
-    broken_on_seller_side: row.broken_on_seller_side === true,
-    receipt_id: nullableString(row.receipt_id),
-    why: nullableString(row.why),
-  };
-}
-
-function toSummary(row: Record<string, unknown>): ReceiptSummary {
-  return {
-    id: String(row.id),
-    type: row.type === 'payment-status' || row.type === 'paid-call' ? row.type : 'check',
-    issuedAt: String(row.issued_at),
-    url: nullableString(row.url),
-    method: row.method === 'POST' ? 'POST' : row.method === 'GET' ? 'GET' : null,
-    verdict: nullableString(row.verdict),
-    reason: nullableString(row.reason),
-    checkType: nullableString(row.check_type),
-    mode: row.mode === 'dry-run' ? 'dry-run' : row.mode === 'live' ? 'live' : null,
-    tier: String(row.tier),
-  };
-}
-
-function nullableString(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
 }

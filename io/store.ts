@@ -1,7 +1,7 @@
 /**
- * The store port: what the service keeps and queries besides the journal. Two implementations pass one
+ * The store port: what the service keeps and queries besides the journal. Three implementations pass one
  * contract suite (`test/integration/io/store-contract.ts`): DuckDB (`io/duckdb-store.ts`) for the service, memory
- * (`io/memory-store.ts`) for fast tests.
+ * (`io/memory-store.ts`) for fast tests, PostgreSQL (`io/postgres-store.ts`), which the service does not open yet.
  *
  * The journal is the durable record; the store is an index rebuilt from it after a crash, so writes here are
  * queued and flushed in batches off the request path. Reads see queued writes (`flush()` first).

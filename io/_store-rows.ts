@@ -1,0 +1,117 @@
+/**
+ * What the DuckDB and PostgreSQL stores share: the reading of their rows (both keep the same columns) as the port's
+ * types, and how queued index writes are flushed.
+ */
+import type { PaidCallRecord } from '../core/catalog.ts';
+import type { Listing, Observation } from '../core/model.ts';
+import type { HostCheck } from '../core/reputation.ts';
+import type { ReceiptSummary } from './store.ts';
+
+export function toStoredObservation(row: Record<string, unknown>): Observation {
+  return {
+    observed_at: String(row.observed_at),
+    http_status: row.http_status === null ? null : Number(row.http_status),
+    price_usd: row.price_usd === null ? null : Number(row.price_usd),
+    amount_atomic: nullableString(row.amount_atomic),
+    network: nullableString(row.network),
+    asset: nullableString(row.asset),
+    pay_to: nullableString(row.pay_to),
+  };
+}
+
+export function toPaidCall(row: Record<string, unknown>): PaidCallRecord {
+  return {
+    service_id: String(row.service_id),
+    endpoint_url: String(row.endpoint_url),
+    task: String(row.task),
+    called_at: String(row.called_at),
+    price_atomic: String(row.price_atomic),
+    network: String(row.network),
+    pay_to: String(row.pay_to),
+    settlement_tx: nullableString(row.settlement_tx),
+    delivered: row.delivered === true,
+    known_answer: row.known_answer === 'pass' || row.known_answer === 'fail' ? row.known_answer : null,
+    http_status: row.http_status === null ? null : Number(row.http_status),
+    broken_on_seller_side: row.broken_on_seller_side === true,
+    receipt_id: nullableString(row.receipt_id),
+    why: nullableString(row.why),
+  };
+}
+
+export function toReceiptSummary(row: Record<string, unknown>): ReceiptSummary {
+  return {
+    id: String(row.id),
+    type: row.type === 'payment-status' || row.type === 'paid-call' ? row.type : 'check',
+    issuedAt: String(row.issued_at),
+    url: nullableString(row.url),
+    method: row.method === 'POST' ? 'POST' : row.method === 'GET' ? 'GET' : null,
+    verdict: nullableString(row.verdict),
+    reason: nullableString(row.reason),
+    checkType: nullableString(row.check_type),
+    mode: row.mode === 'dry-run' ? 'dry-run' : row.mode === 'live' ? 'live' : null,
+    tier: String(row.tier),
+  };
+}
+
+export function nullableString(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** A check receipt row (`verdict, reason, issued_at, body`) as the reputation rule reads it. */
+export function toHostCheck(row: Record<string, unknown>): HostCheck {
+  const source = (JSON.parse(String(row.body)) as { expected_source?: unknown }).expected_source;
+  return {
+    verdict: String(row.verdict),
+    reason: String(row.reason ?? ''),
+    at: String(row.issued_at),
+    expected_source: source === 'request' || source === 'listing' ? source : null,
+  };
+}
+
+export function toListing(row: Record<string, unknown>): Listing {
+  return {
+    url: String(row.url),
+    method: row.method === 'POST' ? 'POST' : 'GET',
+    priceUsd: row.price_usd === null ? null : Number(row.price_usd),
+    network: nullableString(row.network),
+    asset: nullableString(row.asset),
+    payTo: nullableString(row.pay_to),
+    source: String(row.source),
+  };
+}
+
+/**
+ * One flush of queued index writes at a time: `flush()` waits for the running one, then drains what is queued (if
+ * anything), so it resolves once everything queued before the call is written, and rows queued during a flush go in
+ * the next one (group commit).
+ */
+export function serialFlush(drain: () => Promise<void>, pending: () => boolean) {
+  let flushing: Promise<void> | null = null;
+  return {
+    async flush(): Promise<void> {
+      while (flushing) await flushing;
+      if (!pending()) return;
+      flushing = drain().finally(() => {
+        flushing = null;
+      });
+      await flushing;
+    },
+    busy: () => flushing !== null,
+  };
+}
+
+/**
+ * Inserts a chunk in one statement; if that fails, row by row, so one row the index cannot take (it stays in the
+ * journal and its file) does not keep the others out.
+ */
+export async function insertChunk<T>(rows: T[], insert: (rows: T[]) => Promise<void>): Promise<void> {
+  try {
+    await insert(rows);
+  } catch {
+    for (const row of rows) {
+      await insert([row]).catch((error: unknown) =>
+        console.error('[spotcheck] [store] row not indexed', error),
+      );
+    }
+  }
+}

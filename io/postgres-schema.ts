@@ -1,0 +1,66 @@
+/**
+ * The PostgreSQL schema, as numbered migrations applied when the store opens (issue 10). Several instances may start at
+ * once: each runs the pending migrations in one transaction that first takes a transaction-scoped advisory lock,
+ * so one applies them and the others, once the lock is theirs, find nothing left to do. A migration is never
+ * edited once released; a change is a new entry.
+ */
+import type { Sql } from 'postgres';
+
+/** The advisory lock key of migrations: any constant 64-bit number no other application on the database uses. */
+const MIGRATION_LOCK = 0x5370_6f74_6368n; // "Spotch"
+
+export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'index of receipts, observations, listings and paid calls',
+    sql: `
+CREATE TABLE receipts (
+  id TEXT PRIMARY KEY, type TEXT NOT NULL, issued_at TEXT NOT NULL, url TEXT, url_norm TEXT, host TEXT,
+  method TEXT, verdict TEXT, reason TEXT, check_type TEXT, mode TEXT, tier TEXT, body TEXT NOT NULL,
+  public_state BOOLEAN NOT NULL);
+CREATE INDEX receipts_by_url ON receipts (url_norm, issued_at DESC, id DESC) WHERE public_state;
+CREATE INDEX receipts_by_time ON receipts (issued_at DESC, id DESC);
+CREATE INDEX receipts_by_host ON receipts (host, issued_at DESC);
+CREATE TABLE observations (
+  url_norm TEXT NOT NULL, method TEXT NOT NULL, host TEXT, observed_at TEXT NOT NULL, http_status INTEGER,
+  price_usd DOUBLE PRECISION, amount_atomic TEXT, network TEXT, asset TEXT, pay_to TEXT,
+  PRIMARY KEY (url_norm, method, observed_at));
+CREATE INDEX observations_by_host ON observations (host, observed_at DESC);
+CREATE TABLE listings (
+  url_norm TEXT NOT NULL, method TEXT NOT NULL, url TEXT NOT NULL, price_usd DOUBLE PRECISION, network TEXT,
+  asset TEXT, pay_to TEXT, source TEXT NOT NULL, PRIMARY KEY (url_norm, method, source));
+CREATE TABLE paid_calls (
+  service_id TEXT NOT NULL, endpoint_url TEXT NOT NULL, host TEXT, task TEXT NOT NULL, called_at TEXT NOT NULL,
+  price_atomic TEXT NOT NULL, network TEXT NOT NULL, pay_to TEXT NOT NULL, settlement_tx TEXT,
+  delivered BOOLEAN NOT NULL, known_answer TEXT, http_status INTEGER, broken_on_seller_side BOOLEAN NOT NULL,
+  receipt_id TEXT, why TEXT);
+CREATE INDEX paid_calls_by_service ON paid_calls (service_id);
+CREATE INDEX paid_calls_by_receipt ON paid_calls (receipt_id);
+`,
+  },
+];
+
+/** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */
+export async function migrate(sql: Sql): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK.toString()}::bigint)`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+    const [row] = await tx<
+      Array<{ v: number }>
+    >`SELECT coalesce(max(version), 0)::int AS v FROM schema_migrations`;
+    const current = row?.v ?? 0;
+    const known = MIGRATIONS.at(-1)?.version ?? 0;
+    if (current > known) {
+      throw new Error(
+        `The database schema is at version ${current}, newer than this build knows (${known}): upgrade this instance.`,
+      );
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      await tx.unsafe(migration.sql);
+      await tx`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`;
+    }
+    return known;
+  });
+}

@@ -1,0 +1,221 @@
+/**
+ * The PostgreSQL store (issue 10): the same port as DuckDB (`io/store.ts`), passing the same contract suite. Nothing
+ * is cached per instance, so several instances could share it; the service does not open it yet (`DATABASE_URL` is
+ * not wired: docs/decisions.md).
+ *
+ * Receipt and observation writes are group-committed: `indexReceipts` starts a flush at once when none runs, and
+ * rows queued meanwhile go in the next one, so a burst costs a few multi-row inserts and a row is visible to other
+ * instances a round trip after it was queued. `flush()` resolves once everything queued before it is committed.
+ */
+import postgres, { type Sql, type TransactionSql } from 'postgres';
+import type { HttpMethod, Observation } from '../core/model.ts';
+import { isPublicState } from '../core/public-state.ts';
+import type { HostObservation } from '../core/reputation.ts';
+import {
+  insertChunk,
+  serialFlush,
+  toHostCheck,
+  toListing,
+  toPaidCall,
+  toReceiptSummary,
+  toStoredObservation,
+} from './_store-rows.ts';
+import { migrate } from './postgres-schema.ts';
+import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } from './store.ts';
+
+const CHUNK = 500;
+
+/** Opens a pool on `url`, applies pending migrations, and returns the store. */
+export async function openPostgresStore(url: string, options: { poolSize?: number } = {}): Promise<Store> {
+  const sql = postgres(url, { max: options.poolSize ?? 10, onnotice: () => {} });
+  await migrate(sql);
+  let receiptQueue: ReceiptRow[] = [];
+  let observationQueue: Array<[string, HttpMethod, Observation]> = [];
+  let inFlight: Array<[string, HttpMethod, Observation]> = [];
+
+  // One transaction per batch: one commit (one WAL flush) for every row queued meanwhile.
+  const drain = async (): Promise<void> => {
+    while (receiptQueue.length > 0 || observationQueue.length > 0) {
+      const batch = { receipts: receiptQueue, observations: observationQueue };
+      [receiptQueue, observationQueue, inFlight] = [[], [], batch.observations];
+      try {
+        await sql.begin(async (tx) => {
+          for (let i = 0; i < batch.receipts.length; i += CHUNK)
+            await insertReceipts(tx, batch.receipts.slice(i, i + CHUNK));
+          for (let i = 0; i < batch.observations.length; i += CHUNK)
+            await insertObservations(tx, batch.observations.slice(i, i + CHUNK));
+        });
+      } catch {
+        // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
+        await insertChunk(batch.receipts, (rows) => insertReceipts(sql, rows));
+        await insertChunk(batch.observations, (rows) => insertObservations(sql, rows));
+      }
+      inFlight = [];
+    }
+  };
+  const { flush, busy } = serialFlush(drain, () => receiptQueue.length > 0 || observationQueue.length > 0);
+  const start = () => {
+    if (!busy())
+      flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
+  };
+
+  const store: Store = {
+    indexReceipts(rows) {
+      receiptQueue.push(...rows);
+      start();
+    },
+    addObservation(urlNorm, method, observation) {
+      observationQueue.push([urlNorm, method, observation]);
+      start();
+    },
+    async observations(urlNorm, method) {
+      const rows = await sql`SELECT * FROM observations WHERE url_norm = ${urlNorm} AND method = ${method}
+        ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`;
+      const unflushed = [...inFlight, ...observationQueue].filter(([u, m]) => u === urlNorm && m === method);
+      const byTime = new Map<string, Observation>();
+      for (const item of [...rows.map(toStoredObservation), ...unflushed.map(([, , o]) => o)])
+        byTime.set(item.observed_at, item);
+      return [...byTime.values()]
+        .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
+        .slice(0, OBSERVATIONS_KEPT);
+    },
+    async receipt(id) {
+      await flush();
+      const [row] = await sql`SELECT body FROM receipts WHERE id = ${id}`;
+      return row ? (JSON.parse(String(row.body)) as Record<string, unknown>) : null;
+    },
+    async latestReceiptByUrl(urlNorm) {
+      await flush();
+      const [row] = await sql`SELECT body FROM receipts WHERE url_norm = ${urlNorm} AND public_state
+        ORDER BY issued_at DESC, id DESC LIMIT 1`;
+      return row ? (JSON.parse(String(row.body)) as Record<string, unknown>) : null;
+    },
+    async listReceipts({ mode, page, pageSize }) {
+      await flush();
+      const where = mode ? sql`WHERE mode = ${mode}` : sql``;
+      const [total] = await sql`SELECT count(*)::int AS n FROM receipts ${where}`;
+      const rows = await sql`SELECT id, type, issued_at, url, method, verdict, reason, check_type, mode, tier
+        FROM receipts ${where} ORDER BY issued_at DESC, id DESC LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`;
+      return { items: rows.map(toReceiptSummary), total: Number(total?.n ?? 0), page, pageSize };
+    },
+    async listing(urlNorm, method) {
+      const rows = await sql`SELECT * FROM listings WHERE url_norm = ${urlNorm}`;
+      return pickListing(rows.map(toListing), method);
+    },
+    async importListings(rows) {
+      // Last row wins for one (url, method, source), as INSERT OR REPLACE does in DuckDB.
+      const unique = new Map(rows.map((l) => [`${l.source}\u0000${l.method}\u0000${l.urlNorm}`, l]));
+      const values = [...unique.values()].map((l) => ({
+        url_norm: l.urlNorm,
+        method: l.method,
+        url: l.url,
+        price_usd: finite(l.priceUsd),
+        network: l.network,
+        asset: l.asset,
+        pay_to: l.payTo,
+        source: l.source,
+      }));
+      await sql.begin(async (tx) => {
+        await tx`DELETE FROM listings WHERE source IN ${tx([...new Set(rows.map((row) => row.source))])}`;
+        for (let i = 0; i < values.length; i += CHUNK)
+          await tx`INSERT INTO listings ${tx(values.slice(i, i + CHUNK))}`;
+      });
+      return rows.length;
+    },
+    async addPaidCall(r) {
+      // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
+      await sql.begin(async (tx) => {
+        if (r.receipt_id !== null) await tx`DELETE FROM paid_calls WHERE receipt_id = ${r.receipt_id}`;
+        await tx`INSERT INTO paid_calls ${tx({ ...r, host: hostOf(r.endpoint_url) })}`;
+      });
+    },
+    async paidCalls({ task, endpoint, host, perService }) {
+      const filters = [
+        task !== undefined ? sql`task = ${task}` : null,
+        endpoint !== undefined ? sql`(service_id = ${endpoint} OR endpoint_url = ${endpoint})` : null,
+        host !== undefined ? sql`host = ${host}` : null,
+      ].filter((f) => f !== null);
+      const where = filters.reduce((acc, f, i) => (i === 0 ? sql`WHERE ${f}` : sql`${acc} AND ${f}`), sql``);
+      // newestFirst (core/catalog.ts): time, then settlement transaction, both descending.
+      const rows = await sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY service_id
+          ORDER BY called_at DESC, coalesce(settlement_tx, '') DESC) AS n FROM paid_calls ${where}) ranked
+        WHERE n <= ${Math.max(0, Math.floor(perService))}
+        ORDER BY called_at DESC, coalesce(settlement_tx, '') DESC, service_id`;
+      return rows.map(toPaidCall);
+    },
+    async observationsByHost(host, limit) {
+      await flush();
+      const rows = await sql`SELECT * FROM (SELECT method || ' ' || url_norm AS endpoint, *, row_number() OVER
+          (PARTITION BY url_norm, method ORDER BY observed_at DESC) AS n FROM observations WHERE host = ${host}) o
+        WHERE n <= ${OBSERVATIONS_KEPT} ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`;
+      return rows.map(
+        (row): HostObservation => ({ ...toStoredObservation(row), endpoint: String(row.endpoint) }),
+      );
+    },
+    async checksByHost(host, limit) {
+      await flush();
+      const rows = await sql`SELECT verdict, reason, issued_at, body FROM receipts
+        WHERE host = ${host} AND type = 'check' AND verdict IS NOT NULL
+        ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`;
+      return rows.map(toHostCheck);
+    },
+    async publicChecksByHost(host, limit) {
+      await flush();
+      const rows = await sql`SELECT body FROM receipts WHERE host = ${host} AND public_state
+        ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`;
+      return rows.map((row) => JSON.parse(String(row.body)) as Record<string, unknown>);
+    },
+    flush,
+    async close() {
+      await flush();
+      await sql.end({ timeout: 5 });
+    },
+  };
+  return store;
+}
+
+/** A price no double holds (a hostile 1e400 parses to Infinity) is stored as unknown, as in DuckDB. */
+function finite(value: number | null): number | null {
+  return value === null || !Number.isFinite(value) ? null : value;
+}
+
+async function insertReceipts(sql: Sql | TransactionSql, rows: ReceiptRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map((r) => ({
+    id: r.id,
+    type: r.type,
+    issued_at: r.issuedAt,
+    url: r.url,
+    url_norm: r.urlNorm,
+    host: hostOf(r.urlNorm),
+    method: r.method,
+    verdict: r.verdict,
+    reason: r.reason,
+    check_type: r.checkType,
+    mode: r.mode,
+    tier: r.tier,
+    body: JSON.stringify(r.body),
+    public_state: isPublicState(r.body),
+  }));
+  await sql`INSERT INTO receipts ${sql(values)} ON CONFLICT (id) DO NOTHING`;
+}
+
+async function insertObservations(
+  sql: Sql | TransactionSql,
+  rows: Array<[string, HttpMethod, Observation]>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map(([urlNorm, method, o]) => ({
+    url_norm: urlNorm,
+    method,
+    host: hostOf(urlNorm),
+    observed_at: o.observed_at,
+    http_status: o.http_status,
+    price_usd: finite(o.price_usd),
+    amount_atomic: o.amount_atomic,
+    network: o.network,
+    asset: o.asset,
+    pay_to: o.pay_to,
+  }));
+  await sql`INSERT INTO observations ${sql(values)} ON CONFLICT DO NOTHING`;
+}

@@ -1,0 +1,104 @@
+/**
+ * A real, throwaway PostgreSQL cluster for tests (issue 10: never a mock). A suite calls `startPostgres()` in
+ * `beforeAll`: the cluster lives in a temp folder, listens on a free loopback port and on a unix socket in that
+ * folder, and is stopped and removed by `stop()`. Each test may take its own database (`createDatabase`).
+ *
+ * The binaries are Debian's `postgresql` package (`/usr/lib/postgresql/<major>/bin`, or `PG_BIN`); `.ci/run`
+ * installs it. PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user.
+ */
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+
+/** The folder of `initdb` and `pg_ctl`, null when PostgreSQL is not installed. */
+export function postgresBin(): string | null {
+  const candidates = process.env.PG_BIN ? [process.env.PG_BIN] : [];
+  const root = '/usr/lib/postgresql';
+  if (existsSync(root)) {
+    const majors = readdirSync(root)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
+    candidates.push(...majors.map((major) => join(root, major, 'bin')));
+  }
+  return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) ?? null;
+}
+
+/** Why PostgreSQL suites skip on this machine, null when they run. In CI they run: `.ci/run` installs it. */
+export const postgresMissing: string | null =
+  postgresBin() === null
+    ? 'PostgreSQL binaries not found (install Debian `postgresql` or set PG_BIN): PostgreSQL suites skip'
+    : null;
+if (postgresMissing) console.warn(`[test] ${postgresMissing}`);
+
+export type TestPostgres = {
+  /** `postgres://` URL of the cluster's `postgres` database, over loopback TCP. */
+  url: string;
+  /** A fresh empty database; resolves to its URL. */
+  createDatabase(): Promise<string>;
+  stop(): Promise<void>;
+};
+
+let databases = 0;
+
+/** Starts a throwaway cluster; throws when the binaries are missing (guard suites with `postgresMissing`). */
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = postgresBin();
+  if (bin === null) throw new Error(postgresMissing ?? 'PostgreSQL missing');
+  const dir = mkdtempSync(join(tmpdir(), 'spotcheck-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (tool: string, args: string[]) => {
+    const [command, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]]
+      : [join(bin, tool), args];
+    execFileSync(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  if (asRoot) chownSync(dir, uid('postgres'), gid('postgres'));
+  const data = join(dir, 'data');
+  run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const port = await freePort();
+  // fsync off: a test cluster is thrown away, and durability of the database is PostgreSQL's own promise.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+  run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  return {
+    url,
+    async createDatabase() {
+      databases += 1;
+      const name = `t${process.pid}_${databases}`;
+      await admin.unsafe(`CREATE DATABASE ${name}`);
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async stop() {
+      await admin.end({ timeout: 1 });
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function uid(user: string): number {
+  return Number(execFileSync('id', ['-u', user]).toString().trim());
+}
+
+function gid(user: string): number {
+  return Number(execFileSync('id', ['-g', user]).toString().trim());
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
