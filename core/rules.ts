@@ -4,8 +4,10 @@
  * the reputation formula, hosted bands and the limits. Built from the constants the checks themselves use, so it
  * cannot drift from them. The API serves it; each crawl run writes the copy its code produced.
  */
+import { atomicToUsdText } from './amount.ts';
 import { CONFIDENCE_RULES } from './confidence.ts';
 import { FREE_TRIAL_HEADERS, FREE_TRIAL_RULES } from './free-trial.ts';
+import { HOSTED } from './hosted.ts';
 import { LIMITS } from './limits.ts';
 import { PUBLIC_STATE_RULE } from './public-state.ts';
 import { QUALITY_CODES, REASONS, type Reason, reasonText, type Verdict } from './reasons.ts';
@@ -92,12 +94,21 @@ const QUALITY_TEXT: Record<(typeof QUALITY_CODES)[number], string> = {
   quality_unreachable: 'No answer: blocked, timed out or unreachable.',
 };
 
-/** Hosted bands per integrator and UTC month (design.md "Hosted bands"; spec §8). */
+/** Hosted bands per integrator and UTC month (design.md "Hosted bands"; spec §8), from the numbers metering uses. */
 const HOSTED_BANDS = [
-  { band: 'free_allowance', from_check: 1, to_check: 1000, price_atomic: '0', price_usd: 0 },
-  { band: 'standard', from_check: 1001, to_check: 2000, price_atomic: '20000', price_usd: 0.02 },
-  { band: 'volume', from_check: 2001, to_check: null, price_atomic: '10000', price_usd: 0.01 },
-];
+  { band: 'free_allowance', from_check: 1, to_check: HOSTED.freeAllowance, price: 0n },
+  {
+    band: 'standard',
+    from_check: HOSTED.freeAllowance + 1,
+    to_check: HOSTED.standardUpTo,
+    price: HOSTED.standardPriceAtomic,
+  },
+  { band: 'volume', from_check: HOSTED.standardUpTo + 1, to_check: null, price: HOSTED.volumePriceAtomic },
+].map(({ price, ...band }) => ({
+  ...band,
+  price_atomic: price.toString(),
+  price_usd: Number(atomicToUsdText(price.toString())),
+}));
 
 /**
  * The rules document.
@@ -121,7 +132,7 @@ export function rulesDocument() {
     hosted_bands: HOSTED_BANDS,
     limits: snakeKeys({
       ...LIMITS,
-      hostedChecksPerMinutePerKey: 120,
+      hostedChecksPerMinutePerKey: HOSTED.ratePerMinute,
       skipPageSize: SKIP_PAGE_SIZE,
       crawlTimeoutMs: 5000,
       crawlInFlightPerHost: 3,

@@ -9,9 +9,9 @@
  * content_base64 }`.
  */
 import type { H3, H3Event } from 'h3';
+import { atomicToUsdText } from '../../core/amount.ts';
 import { loadSetupPack, type SetupPack } from '../../io/setup-pack.ts';
 import type { AppDeps } from '../deps.ts';
-import { atomicToUsdText } from '../x402/_responses.ts';
 import { offerFor } from '../x402/offers.ts';
 
 const PATH = '/v1/products/overnight-cos-pack';

@@ -107,11 +107,3 @@ export async function paidResponse(
   out.headers.set('Access-Control-Expose-Headers', EXPOSE);
   return out;
 }
-
-/** Decimal USD text of an atomic USDC amount (6 decimals), without float arithmetic: `'20000'` → `'0.02'`. */
-export function atomicToUsdText(atomic: string): string {
-  const padded = atomic.replace(/^0+(?=\d)/, '').padStart(7, '0');
-  const whole = padded.slice(0, -6);
-  const fraction = padded.slice(-6).replace(/0+$/, '');
-  return fraction.length === 0 ? whole : `${whole}.${fraction}`;
-}

@@ -5,7 +5,7 @@
  * outcome is unknown: the buyer gets a 502 and the payment key stays held, as for a settle that timed out.
  */
 import type { SettleError, SettleResponse } from '@x402/core/types';
-import { atomicToUsdText } from './_responses.ts';
+import { atomicToUsdText } from '../../core/amount.ts';
 import type { Settlement } from './_types.ts';
 
 /** What a settlement must match: the requirement the payment was verified against, and the verified payer. */

@@ -21,7 +21,6 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { H3 } from 'h3';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it, vi } from 'vitest';
-import { atomicToUsdText } from '../../../api/x402/_responses.ts';
 import { OFFER_NAMES, offerFor, offerMethods } from '../../../api/x402/offers.ts';
 import {
   createSeller,
@@ -32,6 +31,7 @@ import {
   SETTLE_MARGIN_SECONDS,
   type SellerConfig,
 } from '../../../api/x402/seller.ts';
+import { atomicToUsdText } from '../../../core/amount.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 
 const PAY_TO = '0x2222222222222222222222222222222222222222';
