@@ -2,9 +2,9 @@
  * The operations `/openapi.json` describes: every route of spec §4 the service serves today, with the valibot
  * schemas of what it takes and answers (`core/request-schemas.ts`, `core/answer-schemas.ts`), the error codes of
  * each status, the x402 offer it sells (prices come from `api/x402/offers.ts`, the seller's own table) and
- * whether service keys apply. Routes that are not served are not described.
+ * whether service keys apply. Routes that are not served are not described; `test/integration/api/openapi.test.ts`
+ * fails when a route the app registers, or a path of spec §4, is missing here.
  */
-import type * as v from 'valibot';
 import {
   CheckAnswerSchema,
   HealthSchema,
@@ -25,30 +25,10 @@ import {
   ReceiptByUrlQuerySchema,
   ReceiptListQuerySchema,
 } from '../core/request-schemas.ts';
-import type { OfferName } from './x402/offers.ts';
+import { HOSTED_OPERATIONS } from './openapi-hosted.ts';
+import { LISTING_OPERATIONS } from './openapi-listings.ts';
+import { codes, KEY_401, type Operation, PAID_502 } from './openapi-model.ts';
 
-export type Operation = {
-  method: 'get' | 'post';
-  /** OpenAPI path template. */
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  /** Query parameters (GET) or the JSON body (POST). */
-  input?: v.GenericSchema;
-  pathParameter?: { name: string; description: string; pattern: string };
-  answer: v.GenericSchema;
-  /** Error statuses and the codes each may carry. */
-  errors: Record<number, string>;
-  /** The x402 offer a paid call buys. */
-  offer?: OfferName;
-  /** Service keys (hosted and exempt) are accepted (spec §5.4). */
-  keys?: boolean;
-  /** The route is also free (daily quota) before it answers 402. */
-  freeQuota?: boolean;
-};
-
-const codes = (...list: readonly string[]) => list.map((code) => `\`${code}\``).join(', ');
 const CHECK_400 = codes(
   'missing_url',
   'bad_url',
@@ -64,6 +44,7 @@ const CHECK_400 = codes(
   'bad_check_expiry',
   'bad_skew_s',
   'bad_body',
+  'bad_end_user',
 );
 const LOOKUP_400 = codes(
   'duplicate_parameter',
@@ -77,9 +58,7 @@ const LOOKUP_400 = codes(
   'bad_ref',
   'bad_payer',
 );
-const KEY_401 = 'A bad, suspended or revoked service key; never falls back to a free answer (spec §5.5).';
 const HOSTED_429 = `${codes('rate_limited')}: in hosted mode, the key passed its calls per minute (spec §8); see Retry-After and RateLimit.`;
-const PAID_502 = `${codes('facilitator_unavailable', 'settlement_unverified')}: the facilitator did not answer, or its settle answer could not be checked; check payment status before signing again.`;
 
 const CHECK = '/v1/products/endpoint-spot-check';
 const check = (method: 'get' | 'post'): Operation => ({
@@ -101,7 +80,7 @@ const check = (method: 'get' | 'post'): Operation => ({
     502: PAID_502,
   },
   offer: 'check',
-  keys: true,
+  keys: 'optional',
   freeQuota: true,
 });
 
@@ -115,7 +94,7 @@ const paymentStatus = (method: 'get' | 'post'): Operation => ({
   input: PaymentStatusInputSchema,
   answer: PaymentStatusAnswerSchema,
   errors: {
-    400: codes(...PAYMENT_INPUT_CODES),
+    400: codes(...PAYMENT_INPUT_CODES, 'bad_end_user'),
     401: KEY_401,
     429: HOSTED_429,
     413: codes('body_too_large'),
@@ -123,7 +102,7 @@ const paymentStatus = (method: 'get' | 'post'): Operation => ({
     503: `${codes('chain_unavailable')}: no chain source answered; nothing charged and no free check used.`,
   },
   offer: 'payment-status',
-  keys: true,
+  keys: 'optional',
   freeQuota: true,
 });
 
@@ -148,7 +127,11 @@ export const OPERATIONS: readonly Operation[] = [
     description: `Free: ${LIMITS.freeLookupsPerDay} lookups per client per UTC day, then 402 (pay through /v1/lookup/paid or with a payment here).`,
     input: LookupInputSchema,
     answer: LookupAnswerSchema,
-    errors: { 400: LOOKUP_400, 502: PAID_502 },
+    errors: {
+      400: LOOKUP_400,
+      401: 'A service key other than an exempt key: lookups need no key (spec §5.1).',
+      502: PAID_502,
+    },
     offer: 'lookup',
     freeQuota: true,
   },
@@ -204,6 +187,8 @@ export const OPERATIONS: readonly Operation[] = [
     answer: ReceiptSchema,
     errors: { 404: codes('receipt_not_found') },
   },
+  ...LISTING_OPERATIONS,
+  ...HOSTED_OPERATIONS,
   {
     method: 'get',
     path: '/.well-known/jwks.json',

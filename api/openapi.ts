@@ -2,9 +2,10 @@
  * `GET /openapi.json` (spec §4, §9.1): OpenAPI 3.1, version 0.42.1, generated from the operations table
  * (`openapi-operations.ts`) and its valibot schemas. The lookup route is declared without security (spec §5.1);
  * the check and payment status accept service keys (`Authorization: Bearer` or `x-service-key`, spec §5.4) and
- * stay callable without one. Each operation that sells through x402 carries `x-payment-info` as x402 discovery
- * tools read it (x402scan `docs/DISCOVERY.md`: `protocols`, `pricingMode`, `price`), plus the network, asset and
- * atomic amount of the payment requirement, and a 402 response.
+ * stay callable without one; the integrator's account and invoices require one. Each operation that sells through
+ * x402 carries `x-payment-info` as x402 discovery tools read it (x402scan `docs/DISCOVERY.md`: `protocols`,
+ * `pricingMode`, `price`), plus the network, asset and atomic amount of the payment requirement, and a 402
+ * response; an invoice, priced at its own total, is `pricingMode: "quote"`.
  */
 import type { H3 } from 'h3';
 import * as v from 'valibot';
@@ -13,7 +14,8 @@ import { ErrorBodySchema, PaymentRequiredSchema } from '../core/answer-schemas.t
 import { BASE, BASE_USDC } from '../core/networks.ts';
 import { type JsonSchema, jsonSchemaOf, propertiesOf } from './json-schema.ts';
 import { MCP_PATH } from './mcp/route.ts';
-import { OPERATIONS, type Operation } from './openapi-operations.ts';
+import { codes, type Operation } from './openapi-model.ts';
+import { OPERATIONS } from './openapi-operations.ts';
 import { offerFor } from './x402/offers.ts';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -21,7 +23,13 @@ export const OPENAPI_PATH = '/openapi.json';
 const JSON_TYPE = 'application/json';
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const PAYMENT_REQUIRED_REF = { $ref: '#/components/schemas/PaymentRequired' };
-const KEY_SECURITY = [{}, { serviceKeyBearer: [] }, { serviceKey: [] }];
+const KEY_REQUIRED = [{ serviceKeyBearer: [] }, { serviceKey: [] }];
+const SECURITY = { none: [], optional: [{}, ...KEY_REQUIRED], required: KEY_REQUIRED };
+/** What a hosted answer carries (spec §8, draft-ietf-httpapi-ratelimit-headers). */
+const RATE_HEADERS = {
+  RateLimit: header('Hosted calls: "hosted";r=<calls left>;t=<seconds until one frees>.'),
+  'RateLimit-Policy': header('Hosted calls: "hosted";q=120;w=60 (120 calls a minute per key).'),
+};
 
 /** Registers `GET /openapi.json`; the document is built once. */
 export function openApiRoutes(app: H3, baseUrl: string, apiVersion: string): void {
@@ -38,7 +46,15 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
   for (const operation of OPERATIONS) {
     paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation, baseUrl) };
   }
-  paths[MCP_PATH] = { post: mcpOperation() };
+  const refused = (operationId: string) => ({
+    operationId,
+    summary: 'Refused: the MCP endpoint is stateless (no event stream, no session); send JSON-RPC with POST.',
+    security: [],
+    responses: {
+      405: { description: codes('method_not_allowed'), content: { [JSON_TYPE]: { schema: ERROR_REF } } },
+    },
+  });
+  paths[MCP_PATH] = { post: mcpOperation(), get: refused('mcpGet'), delete: refused('mcpDelete') };
   paths[OPENAPI_PATH] = {
     get: {
       operationId: 'openapi',
@@ -84,21 +100,18 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
 }
 
 function describe(operation: Operation, baseUrl: string): Record<string, unknown> {
-  const responses: Record<string, unknown> = {
-    200: {
-      description: 'The answer.',
-      content: { [JSON_TYPE]: { schema: jsonSchemaOf(operation.answer) } },
-      ...(operation.offer
-        ? { headers: { 'PAYMENT-RESPONSE': header('Base64 JSON settlement of a paid call (x402 v2).') } }
-        : {}),
-    },
-  };
+  const responses: Record<string, unknown> = { 200: answerOf(operation) };
   if (operation.offer) {
     responses[402] = {
       description: operation.freeQuota
         ? 'Payment required: the free calls of the UTC day are used up, or a payment was refused.'
         : 'Payment required (x402 v2): the requirement is in the PAYMENT-REQUIRED header and, identically, the body.',
-      headers: { 'PAYMENT-REQUIRED': header('Base64 JSON PaymentRequired (x402 v2).') },
+      headers: {
+        'PAYMENT-REQUIRED': header('Base64 JSON PaymentRequired (x402 v2).'),
+        ...(operation.keys === 'optional'
+          ? { 'x-service-hosted': header('credit_limit: the integrator reached its monthly credit limit.') }
+          : {}),
+      },
       content: { [JSON_TYPE]: { schema: PAYMENT_REQUIRED_REF } },
     };
   }
@@ -108,18 +121,51 @@ function describe(operation: Operation, baseUrl: string): Record<string, unknown
       '`internal_error`: the request failed on our side and nothing was charged; or, after a landed settlement, the ' +
       'answer could not be recorded, and the message and the PAYMENT-RESPONSE header name the transaction.';
   }
-  for (const [status, codes] of Object.entries(errors)) {
-    responses[status] = { description: codes, content: { [JSON_TYPE]: { schema: ERROR_REF } } };
+  for (const [status, text] of Object.entries(errors)) {
+    const content: Record<string, unknown> = { [JSON_TYPE]: { schema: ERROR_REF } };
+    if (operation.fromSite && status === '404') content['text/html'] = { schema: { type: 'string' } };
+    responses[status] = {
+      description: text,
+      content,
+      ...(status === '429'
+        ? { headers: { 'Retry-After': header('Seconds until a call is allowed again.') } }
+        : {}),
+    };
   }
   return {
     operationId: operation.operationId,
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
-    security: operation.keys ? KEY_SECURITY : [],
+    security: SECURITY[operation.keys ?? 'none'],
     ...inputOf(operation),
     responses,
     ...(operation.offer ? { 'x-payment-info': paymentInfo(operation.offer, baseUrl) } : {}),
   };
+}
+
+/** The 200 of an operation: its JSON answer or its media, and the headers a paid or hosted answer carries. */
+function answerOf(operation: Operation): Record<string, unknown> {
+  const content = operation.answer
+    ? { [JSON_TYPE]: { schema: jsonSchemaOf(operation.answer) } }
+    : { [operation.media ?? 'application/octet-stream']: { schema: mediaSchema(operation.media) } };
+  const headers: Record<string, unknown> = {
+    ...(operation.offer
+      ? { 'PAYMENT-RESPONSE': header('Base64 JSON settlement of a paid call (x402 v2).') }
+      : {}),
+    ...(operation.keys === 'optional' ? RATE_HEADERS : {}),
+  };
+  return {
+    description: 'The answer.',
+    content,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+  };
+}
+
+/** Text media are strings; images and PDFs are bytes (OpenAPI 3.1: a binary body has no type). */
+function mediaSchema(media: string | undefined): Record<string, unknown> {
+  return media?.startsWith('text/') || media === 'image/svg+xml'
+    ? { type: 'string' }
+    : { contentMediaType: media };
 }
 
 function inputOf(operation: Operation): Record<string, unknown> {
@@ -150,17 +196,27 @@ function inputOf(operation: Operation): Record<string, unknown> {
   return parameters.length > 0 ? { parameters } : {};
 }
 
-/** `x-payment-info` of an offer: the x402scan fields, plus the terms a buyer will see in the 402. */
-function paymentInfo(name: Parameters<typeof offerFor>[0], baseUrl: string): Record<string, unknown> {
+/**
+ * `x-payment-info` of an offer: the x402scan fields, plus the terms a buyer will see in the 402. An invoice has no
+ * one price: each is sold at its own total, which only its 402 states (x402scan's `pricingMode: "quote"`).
+ */
+function paymentInfo(name: NonNullable<Operation['offer']>, baseUrl: string): Record<string, unknown> {
+  const terms = { currency: 'USD', scheme: 'exact', network: BASE, asset: BASE_USDC };
+  if (name === 'invoice') {
+    return {
+      protocols: ['x402'],
+      pricingMode: 'quote',
+      ...terms,
+      description:
+        "The invoice's total, in USDC on Base to the service wallet; the 402 states the exact amount.",
+    };
+  }
   const offer = offerFor(name, baseUrl);
   return {
     protocols: ['x402'],
     pricingMode: 'fixed',
     price: String(atomicToUsd(offer.priceAtomic, 6)),
-    currency: 'USD',
-    scheme: 'exact',
-    network: BASE,
-    asset: BASE_USDC,
+    ...terms,
     amount: offer.priceAtomic,
   };
 }

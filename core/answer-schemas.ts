@@ -21,6 +21,16 @@ export const ErrorBodySchema = v.object({
   }),
 });
 
+/** Spec §2.5: the `hosted` block of a billed hosted answer (a hosted dry run is not billed and has none). */
+export const HostedBlockSchema = v.looseObject({
+  integrator_id: text,
+  end_user_hash: about(nullableText, 'Salted hash of x-service-end-user; null without the header.'),
+  price_atomic: about(text, 'What this call adds to the invoice, atomic USDC (0, 20000 or 10000).'),
+  band: v.picklist(['free_allowance', 'standard', 'volume']),
+  month: about(text, 'The calendar month (UTC) it is billed in, YYYY-MM.'),
+  billed_on: v.literal('invoice'),
+});
+
 /** Spec §2.5: who the answer was for. */
 export const AccessSchema = v.looseObject({
   tier: v.picklist(['free', 'paid', 'exempt', 'hosted']),
@@ -28,7 +38,13 @@ export const AccessSchema = v.looseObject({
   free_used_today: v.optional(v.number()),
   charged_usd: v.optional(text),
   tx: v.optional(text),
+  hosted: v.optional(HostedBlockSchema),
 });
+
+/** Spec §2.5: a hosted answer also gives its tier at the top level. */
+const HostedTier = {
+  access_tier: about(v.optional(v.literal('hosted')), 'Hosted answers only: the tier, also in access.tier.'),
+};
 
 /** An x402 v2 `PaymentRequired`: the 402 body, the `PAYMENT-REQUIRED` header, and the MCP payment-required result. */
 export const PaymentRequiredSchema = v.looseObject({
@@ -66,6 +82,7 @@ export const CheckAnswerFreeSchema = v.looseObject({
   pay_to_changed: v.nullable(v.boolean()),
   check_type: v.picklist(['dry-run', 'self-checked']),
   access: AccessSchema,
+  ...HostedTier,
 });
 
 /** Spec §2.2: the one payment a router may sign (verdict `pay` only). */
@@ -103,6 +120,7 @@ export const CheckAnswerPaidSchema = v.looseObject({
   quality: v.nullable(v.looseObject({ code: text, checks: object })),
   reputation: v.nullable(object),
   access: AccessSchema,
+  ...HostedTier,
 });
 
 /** Either check answer: the tier decides which (spec §2.1, §2.4). */
@@ -132,6 +150,7 @@ export const PaymentStatusAnswerSchema = v.looseObject({
   receipt: about(object, 'The signed copy: the same facts plus kid and signature.'),
   receipt_url: text,
   access: AccessSchema,
+  ...HostedTier,
 });
 
 /** Spec §2.8: the lookup answer; entries are documented in `docs/lookup.md`. */

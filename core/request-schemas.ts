@@ -117,3 +117,16 @@ export const VerifyReceiptRequestSchema = v.looseObject({
     'A signed receipt as JSON (for example a file downloaded earlier); verified as is.',
   ),
 });
+
+/** Query of `GET /v1/skips` and `/v1/skips.json` (spec §4: page size 500). */
+export const SkipsQuerySchema = v.looseObject({
+  page: maybe(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,6}$/)), 'Page number, 1-based (default 1).'),
+});
+
+/** Query of `GET /badge/{host}.svg` (and `.png`, `.json`). */
+export const BadgeQuerySchema = v.looseObject({
+  path: maybe(
+    v.pipe(v.string(), v.regex(/^\/[^\s?#]{0,2000}$/)),
+    'An exact path on the host: the badge of that endpoint instead of the whole host.',
+  ),
+});

@@ -7,8 +7,7 @@
  * Spec literals are written out here, never read from core/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bandOf } from '../../core/hosted.ts';
-import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-key.ts';
+import { createIntegrator, previousMonth, recordHostedCalls } from '../helpers/integrators.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../helpers/world.ts';
 
 const PATH = '/v1/products/endpoint-spot-check';
@@ -31,33 +30,8 @@ function hosted() {
 }
 
 /** An integrator with a credit limit (atomic USDC) and `keys` active keys, made as the operator CLI makes them. */
-async function integrator(id: string, creditLimitAtomic: string, keys = 1): Promise<string[]> {
-  await hosted().apply(
-    JSON.stringify({
-      op: 'create',
-      id,
-      name: `Integrator ${id}`,
-      credit_limit_atomic: creditLimitAtomic,
-      at: AT,
-    }),
-  );
-  const made: string[] = [];
-  for (let i = 0; i < keys; i++) {
-    const key = newServiceKey((n) => crypto.getRandomValues(new Uint8Array(n)));
-    await hosted().apply(
-      JSON.stringify({
-        op: 'issue',
-        integrator: id,
-        key_id: key.id,
-        secret_hash: hashSecret(key.secret),
-        label: `k${i}`,
-        at: AT,
-      }),
-    );
-    made.push(formatServiceKey(key));
-  }
-  return made;
-}
+const integrator = (id: string, creditLimitAtomic: string, keys = 1) =>
+  createIntegrator(hosted(), id, creditLimitAtomic, keys);
 
 function month(): string {
   return new Date().toISOString().slice(0, 7);
@@ -223,21 +197,9 @@ describe('hosted payment status', () => {
 describe('monthly invoices', () => {
   it('are paid through x402 for exactly their total, once, and show paid', async () => {
     const [key = ''] = await integrator('billed', '0');
-    const now = new Date();
-    const last = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15))
-      .toISOString()
-      .slice(0, 7);
+    const last = previousMonth();
     // 1,500 hosted checks last month, journaled as the check route journals them: 500 at USD 0.02.
-    await Promise.all(
-      Array.from({ length: 1500 }, (_, i) => {
-        hosted().meter.restore(last, 'billed', 1, []);
-        return hosted().record(
-          { integrator: 'billed', month: last, n: i + 1, ...bandOf(i + 1), endUser: null, release: () => {} },
-          'k',
-          null,
-        );
-      }),
-    );
+    await recordHostedCalls(hosted(), 'billed', last, 1500);
     const run = JSON.parse(await hosted().apply(JSON.stringify({ op: 'invoices', month: last })));
     const id = `inv-${last.replace('-', '')}-billed`;
     expect(run).toContainEqual({ id, integrator: 'billed', total_atomic: '10000000', created: true });

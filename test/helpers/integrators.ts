@@ -1,44 +1,78 @@
 /**
- * An integrator and its keys, made with the operator's operations straight on the store of a DATA_DIR whose server
- * is not running (tests that start the server in a child process, benchmarks).
+ * Integrators and their keys, made with the operator's operations: straight on the store of a DATA_DIR whose server
+ * is not running (tests that start the server in a child process, benchmarks), or through a running service.
  */
 import { join } from 'node:path';
+import type { Hosted } from '../../api/hosted.ts';
+import { bandOf } from '../../core/hosted.ts';
 import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-key.ts';
 import { applyOp, parseOp } from '../../io/integrator-ops.ts';
 import { openIntegratorStore } from '../../io/integrator-store.ts';
 
-/** Creates integrator `id` with `keys` active keys; returns the keys' text. */
+/** Creates integrator `id` with `keys` active keys on a stopped server's DATA_DIR; returns the keys' text. */
 export async function seedIntegrator(
   dataDir: string,
   id: string,
   options: { keys: number; creditLimitAtomic: string },
 ): Promise<string[]> {
   const store = await openIntegratorStore(join(dataDir, 'integrators.duckdb'));
-  const at = new Date().toISOString();
-  const apply = (op: unknown) => applyOp(store, parseOp(op), async () => null);
   try {
-    await apply({
-      op: 'create',
-      id,
-      name: `Integrator ${id}`,
-      credit_limit_atomic: options.creditLimitAtomic,
-      at,
-    });
-    const keys: string[] = [];
-    for (let i = 0; i < options.keys; i++) {
-      const key = newServiceKey((n) => crypto.getRandomValues(new Uint8Array(n)));
-      await apply({
-        op: 'issue',
-        integrator: id,
-        key_id: key.id,
-        secret_hash: hashSecret(key.secret),
-        label: `k${i}`,
-        at,
-      });
-      keys.push(formatServiceKey(key));
-    }
-    return keys;
+    const apply = (op: unknown) => applyOp(store, parseOp(op), async () => null);
+    return await makeIntegrator(apply, id, options.creditLimitAtomic, options.keys);
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Creates integrator `id` with `keys` active keys on a running service, through the operator's operations as the
+ * CLI hands them over (`hosted.apply`); returns the keys' text.
+ */
+export function createIntegrator(
+  hosted: Hosted,
+  id: string,
+  creditLimitAtomic: string,
+  keys = 1,
+): Promise<string[]> {
+  return makeIntegrator((op) => hosted.apply(JSON.stringify(op)), id, creditLimitAtomic, keys);
+}
+
+/** The operations of a new integrator and its keys, each handed to `apply`; returns the keys' text. */
+async function makeIntegrator(
+  apply: (op: Record<string, unknown>) => Promise<unknown>,
+  id: string,
+  creditLimitAtomic: string,
+  keys: number,
+): Promise<string[]> {
+  const at = new Date().toISOString();
+  await apply({ op: 'create', id, name: `Integrator ${id}`, credit_limit_atomic: creditLimitAtomic, at });
+  const made: string[] = [];
+  for (let i = 0; i < keys; i++) {
+    const key = newServiceKey((n) => crypto.getRandomValues(new Uint8Array(n)));
+    const secret_hash = hashSecret(key.secret);
+    await apply({ op: 'issue', integrator: id, key_id: key.id, secret_hash, label: `k${i}`, at });
+    made.push(formatServiceKey(key));
+  }
+  return made;
+}
+
+/** Journals `calls` hosted checks of `integrator` in `month` as the check route journals them (and counts them). */
+export async function recordHostedCalls(
+  hosted: Hosted,
+  integrator: string,
+  month: string,
+  calls: number,
+): Promise<void> {
+  await Promise.all(
+    Array.from({ length: calls }, (_, i) => {
+      hosted.meter.restore(month, integrator, 1, []);
+      const use = { integrator, month, n: i + 1, ...bandOf(i + 1), endUser: null, release: () => {} };
+      return hosted.record(use, 'k', null);
+    }),
+  );
+}
+
+/** The calendar month (UTC) before `now`, YYYY-MM. */
+export function previousMonth(now = new Date()): string {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 15)).toISOString().slice(0, 7);
 }

@@ -12,10 +12,14 @@ type Doc = {
   components: { schemas: Record<string, unknown> };
 };
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+
 /** A checker for one document. */
 export function openApiChecker(doc: unknown) {
   const api = doc as Doc;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
+  // The one format the published schemas use (`v.isoTimestamp()`), checked as RFC 3339 date-time.
+  ajv.addFormat('date-time', (value: string) => ISO_TIME.test(value) && !Number.isNaN(Date.parse(value)));
   const compiled = new Map<string, ValidateFunction>();
 
   const inline = (node: unknown): unknown => {
@@ -29,9 +33,10 @@ export function openApiChecker(doc: unknown) {
   };
 
   const templates = Object.keys(api.paths)
-    .map((template) => ({ template, pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`) }))
-    // Literal paths before templated ones: /v1/receipts/by-url is not a receipt id.
-    .sort((a, b) => Number(a.template.includes('{')) - Number(b.template.includes('{')));
+    .map((template) => ({ template, pattern: templatePattern(template) }))
+    // Literal paths before templated ones (/v1/receipts/by-url is not a receipt id), then the template with the
+    // most literal text (/badge/{host}.svg before /badge/{host}).
+    .sort((a, b) => literalLength(b.template) - literalLength(a.template));
 
   return {
     /** The described path template a concrete path answers to, or null when none is described. */
@@ -49,8 +54,15 @@ export function openApiChecker(doc: unknown) {
       if (!operation) throw new Error(`openapi: ${method} ${template} is not described`);
       const documented = operation.responses[String(response.status)];
       if (!documented) throw new Error(`openapi: ${method} ${template} does not document ${response.status}`);
+      const media = (response.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? '';
+      const described = Object.keys(documented.content ?? {});
+      if (described.length > 0 && !described.includes(media)) {
+        throw new Error(
+          `openapi: ${method} ${template} ${response.status} is ${media || 'untyped'}, documented as ${described.join(', ')}`,
+        );
+      }
       const schema = documented.content?.['application/json']?.schema;
-      if (schema === undefined) return null;
+      if (schema === undefined || media !== 'application/json') return null;
       const body: unknown = await response.clone().json();
       const key = `${method} ${template} ${response.status}`;
       let validate = compiled.get(key);
@@ -66,4 +78,16 @@ export function openApiChecker(doc: unknown) {
       return body;
     },
   };
+}
+
+/** A path template as a pattern: `{name}` is one path segment or part of one; everything else is literal. */
+function templatePattern(template: string): RegExp {
+  const parts = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${parts.join('[^/]+')}$`);
+}
+
+/** How much of a template is literal; a path without parameters outranks every template. */
+function literalLength(template: string): number {
+  const literal = template.replace(/\{[^}]+\}/g, '').length;
+  return template.includes('{') ? literal : Number.MAX_SAFE_INTEGER;
 }

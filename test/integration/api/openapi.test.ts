@@ -1,7 +1,7 @@
 /**
- * `GET /openapi.json`: an OpenAPI 3.1 document that an independent validator (`@readme/openapi-parser`) accepts,
- * that describes only routes that are served, and that matches what the live routes answer: every answer below is
- * held to its documented status and schema (`test/helpers/openapi.ts`). Through `app.fetch` with the real
+ * `GET /openapi.json`: an OpenAPI 3.1 document that an independent validator (`@readme/openapi-parser`) accepts and
+ * that matches what the live routes answer: every answer below is held to its documented status and schema
+ * (`test/helpers/openapi.ts`). That it describes every route, and only served ones: `openapi-routes.test.ts`. Through `app.fetch` with the real
  * journal, DuckDB, signing key and seller; fakes at the prober, chain-reader and facilitator seams.
  */
 import { compileErrors, validate } from '@readme/openapi-parser';
@@ -16,6 +16,7 @@ import type { ChainReaderLike } from '../../../api/payment-status.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 import { sourceEvidence } from '../../fixtures/payment.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
+import { createIntegrator, previousMonth, recordHostedCalls } from '../../helpers/integrators.ts';
 import { openApiChecker } from '../../helpers/openapi.ts';
 import { appFetch, EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
 
@@ -115,25 +116,26 @@ describe('the document', () => {
       amount: '9000000',
     });
     expect(operation('/v1/tasks', 'get')['x-payment-info']).toBeUndefined();
-  });
-});
-
-describe('every described operation is served and answers a documented status', () => {
-  it('never answers 404 for a described route', async () => {
-    const receiptId = (
-      (await (await get(`${CHECK}?url=${target(0)}`, '203.0.113.41')).json()) as { receipt_id: string }
-    ).receipt_id;
-    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
-      for (const method of Object.keys(methods)) {
-        const concrete = path.replace('{receipt_id}', receiptId);
-        const res =
-          method === 'post'
-            ? await post(concrete, {}, '203.0.113.42', { accept: 'application/json, text/event-stream' })
-            : await get(concrete, '203.0.113.42');
-        expect(res.status, `${method} ${path}`).not.toBe(404);
-        await checker.check(method, path, res);
-      }
+    // An invoice is sold at its own total: no fixed price is claimed, the 402 states it.
+    for (const method of ['get', 'post']) {
+      const info = operation('/v1/invoices/{id}/pay', method)['x-payment-info'];
+      expect(info).toMatchObject({
+        protocols: ['x402'],
+        pricingMode: 'quote',
+        network: BASE,
+        asset: BASE_USDC,
+      });
+      expect(info).not.toHaveProperty('price');
     }
+  });
+
+  it('requires a key on the integrator routes, and none to pay an invoice', () => {
+    const required = [{ serviceKeyBearer: [] }, { serviceKey: [] }];
+    for (const path of ['/v1/integrators/me', '/v1/invoices/{id}', '/v1/invoices/{id}.pdf']) {
+      expect(operation(path, 'get').security, path).toEqual(required);
+    }
+    expect(operation('/v1/invoices/{id}/pay', 'get').security).toEqual([]);
+    expect(operation('/badge/{host}.svg', 'get').security).toEqual([]);
   });
 });
 
@@ -195,5 +197,81 @@ describe('live answers match their schemas', () => {
     await checker.check('get', '/v1/receipts', await get('/v1/receipts?type=nope', ip));
     await checker.check('get', '/v1/tasks', await get('/v1/tasks', ip));
     await checker.check('get', '/.well-known/jwks.json', await get('/.well-known/jwks.json', ip));
+  });
+});
+
+describe('hosted answers match their schemas', () => {
+  it('check and payment status with a key carry access.tier hosted, access_tier and the hosted block', async () => {
+    const hosted = spot.service.deps.hosted;
+    if (!hosted) throw new Error('hosted mode is not wired');
+    const [key = ''] = await createIntegrator(hosted, 'schema', '0');
+    const ip = '203.0.113.80';
+    const headers = { authorization: `Bearer ${key}`, 'x-service-end-user': 'agent-1' };
+    const checked = await get(`${CHECK}?url=${target(30)}`, ip, headers);
+    const block = {
+      integrator_id: 'schema',
+      band: 'free_allowance',
+      price_atomic: '0',
+      billed_on: 'invoice',
+      end_user_hash: expect.stringMatching(/^eu:/),
+    };
+    expect(await checker.check('get', CHECK, checked)).toMatchObject({
+      access: { tier: 'hosted', hosted: block },
+      access_tier: 'hosted',
+    });
+    const reference = { from: BUYER.address, nonce: `0x${'ef'.repeat(32)}`, valid_before: '1800000060' };
+    const status = await post(STATUS, reference, ip, { 'x-service-key': key });
+    expect(await checker.check('post', STATUS, status)).toMatchObject({
+      access: { tier: 'hosted', hosted: { integrator_id: 'schema', end_user_hash: null } },
+      access_tier: 'hosted',
+    });
+    const revoked = await get(`${CHECK}?url=${target(30)}`, ip, { authorization: 'Bearer sck_live_nope' });
+    expect(await checker.check('get', CHECK, revoked)).toMatchObject({ error: { code: 'bad_key' } });
+  });
+
+  it('the account, an invoice, its PDF, and paying it', async () => {
+    const hosted = spot.service.deps.hosted;
+    if (!hosted) throw new Error('hosted mode is not wired');
+    const [key = ''] = await createIntegrator(hosted, 'billing', '0');
+    const month = previousMonth();
+    await recordHostedCalls(hosted, 'billing', month, 1002);
+    await hosted.apply(JSON.stringify({ op: 'invoices', month }));
+    const id = `inv-${month.replace('-', '')}-billing`;
+    const ip = '203.0.113.81';
+    const keyed = { 'x-service-key': key };
+
+    const me = await get('/v1/integrators/me', ip, keyed);
+    expect(await checker.check('get', '/v1/integrators/me', me)).toMatchObject({
+      previous_months: [{ month, calls: 1002, invoice: { id, status: 'open' } }],
+    });
+    const missing = await get('/v1/integrators/me', ip);
+    expect(await checker.check('get', '/v1/integrators/me', missing)).toMatchObject({
+      error: { code: 'missing_key' },
+    });
+    const invoice = await get(`/v1/invoices/${id}`, ip, keyed);
+    expect(await checker.check('get', '/v1/invoices/{id}', invoice)).toMatchObject({
+      invoice: { id, total: { atomic: '40000' } },
+      payment: { status: 'open' },
+    });
+    const pdf = await get(`/v1/invoices/${id}.pdf`, ip, keyed);
+    await checker.check('get', '/v1/invoices/{id}.pdf', pdf);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+
+    const pay = `/v1/invoices/${id}/pay`;
+    const unpaid = await get(pay, ip);
+    await checker.check('get', '/v1/invoices/{id}/pay', unpaid);
+    const required = decodePaymentRequiredHeader(unpaid.headers.get('payment-required') ?? '');
+    expect(required.accepts[0]).toMatchObject({ amount: '40000', network: BASE, asset: BASE_USDC });
+    const buyer = new x402Client().register('eip155:*', new ExactEvmScheme(BUYER));
+    const signature = encodePaymentSignatureHeader(await buyer.createPaymentPayload(required));
+    const paid = await get(pay, ip, { 'payment-signature': signature });
+    expect(await checker.check('get', '/v1/invoices/{id}/pay', paid)).toMatchObject({
+      invoice_id: id,
+      payment: { status: 'paid' },
+    });
+    const again = await get(pay, ip);
+    expect(await checker.check('get', '/v1/invoices/{id}/pay', again)).toMatchObject({
+      error: { code: 'invoice_paid' },
+    });
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * How `/openapi.json` describes one operation (`openapi.ts` turns these into OpenAPI 3.1), and the error texts
+ * several operations share. The tables are `openapi-operations.ts` (the products, receipts and keys),
+ * `openapi-listings.ts` (listings and badges) and `openapi-hosted.ts` (integrators and invoices).
+ */
+import type * as v from 'valibot';
+import type { OfferName } from './x402/offers.ts';
+
+export type Operation = {
+  method: 'get' | 'post';
+  /** OpenAPI path template. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** Query parameters (GET) or the JSON body (POST). */
+  input?: v.GenericSchema;
+  pathParameter?: { name: string; description: string; pattern: string };
+  /** The JSON answer; absent when the answer is not JSON (`media`). */
+  answer?: v.GenericSchema;
+  /** The media type of a non-JSON answer (an image, a page, a PDF). */
+  media?: string;
+  /** Served from the built site (`npm run build:site`): a 404 may be the site's HTML page for a browser. */
+  fromSite?: boolean;
+  /** Error statuses and the codes each may carry. */
+  errors: Record<number, string>;
+  /** What a paid call buys: a fixed-price x402 offer, or an invoice, priced at its own total. */
+  offer?: OfferName | 'invoice';
+  /** Service keys: `optional` where they are one way in (the check, payment status), `required` where the route
+   *  is an integrator's own (spec §5.4). */
+  keys?: 'optional' | 'required';
+  /** The route is also free (daily quota) before it answers 402. */
+  freeQuota?: boolean;
+};
+
+/** Codes as the descriptions list them. */
+export const codes = (...list: readonly string[]) => list.map((code) => `\`${code}\``).join(', ');
+
+export const KEY_401 =
+  'A bad, suspended or revoked service key; never falls back to a free answer (spec §5.5).';
+export const PAID_502 = `${codes('facilitator_unavailable', 'settlement_unverified')}: the facilitator did not answer, or its settle answer could not be checked; check payment status before signing again.`;

@@ -1,0 +1,91 @@
+/**
+ * What the hosted-mode routes answer (issue 9 items 3-4; spec §4 `GET /v1/integrators/me`, shape "not shown",
+ * filled in docs/decisions.md "Hosted mode"): the integrator's account, an invoice and the answer of paying one. As
+ * in `answer-schemas.ts`, objects are loose and these schemas are what `/openapi.json` publishes and the tests hold
+ * live answers to.
+ */
+import * as v from 'valibot';
+import { AccessSchema } from './answer-schemas.ts';
+
+const text = v.string();
+const nullableText = v.nullable(v.string());
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+/** An amount as atomic USDC units and its USD text. */
+const Amount = v.looseObject({ atomic: text, usd: text });
+const InvoiceStatus = v.picklist(['open', 'paid', 'nothing_due']);
+
+/** The calls of one month per band, what they cost, and the end users counted by hash. */
+const MonthSchema = v.looseObject({
+  month: text,
+  calls: count,
+  bands: v.looseObject({ free_allowance: count, standard: count, volume: count }),
+  amount_due: Amount,
+  end_users: count,
+});
+
+/** `GET /v1/integrators/me`. */
+export const IntegratorAccountSchema = v.looseObject({
+  integrator: v.looseObject({ id: text, name: text, created_at: text }),
+  current_month: v.looseObject({ ...MonthSchema.entries, credit_limit: Amount, credit_left: Amount }),
+  keys: v.array(
+    v.looseObject({
+      id: text,
+      label: text,
+      state: v.picklist(['active', 'suspended', 'revoked']),
+      created_at: text,
+    }),
+  ),
+  previous_months: v.array(
+    v.looseObject({
+      ...MonthSchema.entries,
+      invoice: v.nullable(
+        v.looseObject({
+          id: text,
+          status: InvoiceStatus,
+          total: Amount,
+          tx: nullableText,
+          paid_at: nullableText,
+          url: text,
+          pdf_url: text,
+          pay_url: text,
+        }),
+      ),
+    }),
+  ),
+});
+
+/** The payment of an invoice: `open`, `paid` with the settlement transaction, or `nothing_due`. */
+const InvoicePaymentSchema = v.looseObject({
+  status: InvoiceStatus,
+  tx: nullableText,
+  paid_at: nullableText,
+});
+
+/** `GET /v1/invoices/{id}`: the signed invoice (its own receipt) and its payment. */
+export const InvoiceAnswerSchema = v.looseObject({
+  invoice: v.looseObject({
+    id: text,
+    type: v.literal('invoice'),
+    month: text,
+    integrator: v.looseObject({ id: text, name: text }),
+    lines: v.array(
+      v.looseObject({ band: text, quantity: count, unit_price_atomic: text, amount_atomic: text }),
+    ),
+    total: Amount,
+    currency: v.literal('USDC'),
+    network: text,
+    asset: text,
+    pay_to: text,
+    pay_url: text,
+    kid: text,
+    signature: text,
+  }),
+  payment: InvoicePaymentSchema,
+});
+
+/** `GET`/`POST /v1/invoices/{id}/pay`, once the settlement landed. */
+export const InvoicePaidSchema = v.looseObject({
+  invoice_id: text,
+  payment: v.looseObject({ status: v.literal('paid'), tx: text, paid_at: text }),
+  access: AccessSchema,
+});
