@@ -37,9 +37,11 @@ export async function callTool(
 
   switch (name) {
     case 'check_endpoint':
-      return toolResultOf(await route({ method: 'POST', path: CHECK, body: args }, payment));
+      return toolResultOf(await route({ method: 'POST', path: CHECK, body: args, hosted: true }, payment));
     case 'payment_status':
-      return toolResultOf(await route({ method: 'POST', path: PAYMENT_STATUS, body: args }, payment));
+      return toolResultOf(
+        await route({ method: 'POST', path: PAYMENT_STATUS, body: args, hosted: true }, payment),
+      );
     case 'lookup': {
       const query = queryOf(args);
       if (query === null) return badArguments('lookup takes strings and numbers only.');

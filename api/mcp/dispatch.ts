@@ -15,6 +15,7 @@ import {
   encodePaymentSignatureHeader,
 } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
+import { SERVICE_KEY_PREFIX } from '../../core/service-key.ts';
 import { withClientAddress } from '../identity.ts';
 
 /** The MCP metadata keys of the x402 tool-result binding. */
@@ -37,6 +38,9 @@ export type Caller = {
 export type RouteCall = {
   method: 'GET' | 'POST';
   path: string;
+  /** The route takes integrator keys (the check and payment status, spec §5.4); other routes are called without
+   *  them, as an integrator calls them over HTTP, so one MCP client configured with its key can use every tool. */
+  hosted?: boolean;
   query?: Record<string, string>;
   body?: Record<string, unknown>;
 };
@@ -60,7 +64,8 @@ export function callRoute(
   const headers = new Headers({ accept: 'application/json' });
   for (const name of CARRIED) {
     const value = caller.headers.get(name);
-    if (value !== null) headers.set(name, value);
+    if (value !== null && (call.hosted === true || !isIntegratorHeader(name, value)))
+      headers.set(name, value);
   }
   if (payment !== undefined) headers.set('payment-signature', paymentHeader(payment));
   let body: string | undefined;
@@ -70,6 +75,13 @@ export function callRoute(
   }
   const request = new Request(url, { method: call.method, headers, ...(body ? { body } : {}) });
   return Promise.resolve(fetch(withClientAddress(request, caller.address)));
+}
+
+/** An integrator key (`sck_live_…`, in either header) or the end-user tag, which only hosted routes take. */
+function isIntegratorHeader(name: (typeof CARRIED)[number], value: string): boolean {
+  if (name === 'x-service-end-user') return true;
+  const key = name === 'authorization' ? (/^Bearer\s+(\S+)$/i.exec(value)?.[1] ?? '') : value;
+  return key.startsWith(SERVICE_KEY_PREFIX);
 }
 
 /** The tool result of a route's answer. */

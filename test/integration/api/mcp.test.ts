@@ -20,6 +20,7 @@ import {
 import { REASONS } from '../../../core/reasons.ts';
 import { sourceEvidence } from '../../fixtures/payment.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
+import { createIntegrator } from '../../helpers/integrators.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
 
 const chain: ChainReaderLike = {
@@ -178,6 +179,26 @@ describe('metering (the route is the meter)', () => {
     const refused = await call(wrong, 'check_endpoint', { url: seller(21) });
     expect(refused.isError).toBe(true);
     expect(refused._meta?.['spotcheck/http-status']).toBe(401);
+  });
+
+  it('with an integrator key on the MCP request, every tool answers: hosted where the route is hosted', async () => {
+    const hosted = spot.service.deps.hosted;
+    if (!hosted) throw new Error('hosted mode is not wired');
+    const [key = ''] = await createIntegrator(hosted, 'mcptools', '0');
+    const client = await connect('198.51.100.9', {
+      authorization: `Bearer ${key}`,
+      'x-service-end-user': 'agent-9',
+    });
+    const checked = await call(client, 'check_endpoint', { url: seller(22) });
+    expect(checked.structuredContent).toMatchObject({ access: { tier: 'hosted' }, access_tier: 'hosted' });
+    // Lookups have no hosted mode (spec §5.1, §5.4: keys go on the check and payment status): the tool answers as
+    // it does for anyone, on the caller's free quota, instead of refusing the integrator's key.
+    const tasks = (await call(client, 'list_tasks')).structuredContent as { tasks: { name: string }[] };
+    const found = await call(client, 'lookup', { task: tasks.tasks[0]?.name });
+    expect(found.isError, JSON.stringify(found.content)).toBeFalsy();
+    expect(found.structuredContent).toMatchObject({ access: { tier: 'free', free_used_today: 1 } });
+    expect((await call(client, 'get_rules')).isError).toBeFalsy();
+    expect(hosted.meter.calls('mcptools', new Date().toISOString().slice(0, 7))).toBe(1);
   });
 });
 

@@ -97,7 +97,7 @@ describe('callRoute', () => {
       (request) => app.fetch(request),
       'https://spotcheck.test',
       { address: '198.51.100.77', headers },
-      { method: 'POST', path: '/echo', body: { url: 'https://seller.example/x' } },
+      { method: 'POST', path: '/echo', body: { url: 'https://seller.example/x' }, hosted: true },
       payment,
     );
     const echoed = (await response.json()) as Record<string, unknown>;
@@ -110,6 +110,36 @@ describe('callRoute', () => {
       cookie: null,
       payment: Buffer.from(JSON.stringify(payment)).toString('base64'),
       body: { url: 'https://seller.example/x' },
+    });
+  });
+
+  it('carries integrator keys and the end-user tag only to routes that take them; other keys to every route', async () => {
+    const app = new H3();
+    app.get('/echo', (event) => ({
+      key: event.req.headers.get('x-service-key'),
+      bearer: event.req.headers.get('authorization'),
+      endUser: event.req.headers.get('x-service-end-user'),
+    }));
+    const echo = async (headers: Record<string, string>) =>
+      (await callRoute(
+        (request) => app.fetch(request),
+        'https://spotcheck.test',
+        { address: '198.51.100.78', headers: new Headers(headers) },
+        { method: 'GET', path: '/echo' },
+        undefined,
+      ).then((response) => response.json())) as Record<string, unknown>;
+    expect(await echo({ authorization: 'Bearer sck_live_abc_def', 'x-service-end-user': 'agent-7' })).toEqual(
+      { key: null, bearer: null, endUser: null },
+    );
+    expect(await echo({ 'x-service-key': 'sck_live_abc_def' })).toEqual({
+      key: null,
+      bearer: null,
+      endUser: null,
+    });
+    expect(await echo({ authorization: 'Bearer exempt-secret' })).toEqual({
+      key: null,
+      bearer: 'Bearer exempt-secret',
+      endUser: null,
     });
   });
 });
