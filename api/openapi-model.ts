@@ -33,6 +33,10 @@ export type Operation = {
   freeQuota?: boolean;
 };
 
+export const JSON_TYPE = 'application/json';
+/** The house error body, `{"error":{"code","message"}}`, as a component of the document. */
+export const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
 /** Codes as the descriptions list them. */
 export const codes = (...list: readonly string[]) => list.map((code) => `\`${code}\``).join(', ');
 

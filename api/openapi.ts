@@ -8,20 +8,18 @@
  * response; an invoice, priced at its own total, is `pricingMode: "quote"`.
  */
 import type { H3 } from 'h3';
-import * as v from 'valibot';
 import { atomicToUsd } from '../core/amount.ts';
 import { ErrorBodySchema, PaymentRequiredSchema } from '../core/answer-schemas.ts';
 import { BASE, BASE_USDC } from '../core/networks.ts';
 import { type JsonSchema, jsonSchemaOf, propertiesOf } from './json-schema.ts';
 import { MCP_PATH } from './mcp/route.ts';
-import { codes, type Operation } from './openapi-model.ts';
+import { mcpPathItem } from './openapi-mcp.ts';
+import { ERROR_REF, JSON_TYPE, type Operation } from './openapi-model.ts';
 import { OPERATIONS } from './openapi-operations.ts';
 import { offerFor } from './x402/offers.ts';
 
 export const OPENAPI_PATH = '/openapi.json';
 
-const JSON_TYPE = 'application/json';
-const ERROR_REF = { $ref: '#/components/schemas/Error' };
 const PAYMENT_REQUIRED_REF = { $ref: '#/components/schemas/PaymentRequired' };
 const KEY_REQUIRED = [{ serviceKeyBearer: [] }, { serviceKey: [] }];
 const SECURITY = { none: [], optional: [{}, ...KEY_REQUIRED], required: KEY_REQUIRED };
@@ -46,15 +44,7 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
   for (const operation of OPERATIONS) {
     paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation, baseUrl) };
   }
-  const refused = (operationId: string) => ({
-    operationId,
-    summary: 'Refused: the MCP endpoint is stateless (no event stream, no session); send JSON-RPC with POST.',
-    security: [],
-    responses: {
-      405: { description: codes('method_not_allowed'), content: { [JSON_TYPE]: { schema: ERROR_REF } } },
-    },
-  });
-  paths[MCP_PATH] = { post: mcpOperation(), get: refused('mcpGet'), delete: refused('mcpDelete') };
+  paths[MCP_PATH] = mcpPathItem();
   paths[OPENAPI_PATH] = {
     get: {
       operationId: 'openapi',
@@ -218,31 +208,6 @@ function paymentInfo(name: NonNullable<Operation['offer']>, baseUrl: string): Re
     price: String(atomicToUsd(offer.priceAtomic, 6)),
     ...terms,
     amount: offer.priceAtomic,
-  };
-}
-
-function mcpOperation(): Record<string, unknown> {
-  const jsonRpc = v.looseObject({ jsonrpc: v.literal('2.0') });
-  return {
-    operationId: 'mcp',
-    summary: 'The MCP endpoint (JSON-RPC 2.0, stateless Streamable HTTP, JSON answers). Free to call.',
-    description:
-      'Tools: check_endpoint, payment_status, lookup, list_tasks, get_receipt, verify_receipt, get_rules (tools/list ' +
-      'gives their schemas). Tool calls are metered and paid like their HTTP routes; payments use the x402 MCP ' +
-      'transport. Send Accept: application/json, text/event-stream. GET and DELETE answer 405.',
-    security: [],
-    requestBody: { required: true, content: { [JSON_TYPE]: { schema: jsonSchemaOf(jsonRpc) } } },
-    responses: {
-      200: { description: 'JSON-RPC answer.', content: { [JSON_TYPE]: { schema: jsonSchemaOf(jsonRpc) } } },
-      202: { description: 'A notification was accepted.' },
-      400: {
-        description: 'JSON-RPC parse error.',
-        content: { [JSON_TYPE]: { schema: jsonSchemaOf(jsonRpc) } },
-      },
-      406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
-      413: { description: 'The body is over 64 KiB.' },
-      415: { description: 'The Content-Type is not application/json.' },
-    },
   };
 }
 
