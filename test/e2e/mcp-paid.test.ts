@@ -81,4 +81,45 @@ describe('a paid MCP tool call on the sandbox chain', () => {
     expect(replay.structuredContent).toMatchObject({ x402Version: 2, error: 'payment_already_used' });
     expect(await paid.balances(0)).toEqual(after);
   });
+
+  it('never takes a payment sent with a dry run, and its receipt carries no paid detail', async () => {
+    // The free checks are used up (the test above): a live check asks for payment, a dry run is still free.
+    const unpaid = await check();
+    expect(unpaid.isError).toBe(true);
+    const payment = await paid
+      .client(1)
+      .createPaymentPayload(unpaid.structuredContent as unknown as PaymentRequired);
+    const before = await paid.balances(1);
+    const dry = (await client.callTool({
+      name: 'check_endpoint',
+      arguments: { url: paid.world.sellers.urls['sdk-ok'], mode: 'dry-run' },
+      _meta: { 'x402/payment': payment },
+    })) as CallToolResult;
+    expect(dry.isError).toBeFalsy();
+    expect(dry.structuredContent).toMatchObject({
+      verdict: 'pay',
+      payment_terms_sha256: null,
+      access: { tier: 'free', free_per_day: 50 },
+    });
+    expect(dry._meta?.['x402/payment-response']).toBeUndefined();
+    expect(await paid.balances(1)).toEqual(before);
+
+    const receiptId = (dry.structuredContent as { receipt_id: string }).receipt_id;
+    const receipt = (await client.callTool({
+      name: 'get_receipt',
+      arguments: { id: receiptId },
+    })) as CallToolResult;
+    expect(receipt.structuredContent).toMatchObject({
+      id: receiptId,
+      mode: 'dry-run',
+      access: { tier: 'free' },
+    });
+    for (const paidOnly of ['payment', 'quality', 'reputation', 'history_observations', 'expiry_check']) {
+      expect(receipt.structuredContent, paidOnly).not.toHaveProperty(paidOnly);
+    }
+    // The payment was never taken: it still pays a live check, once.
+    const live = await check({ 'x402/payment': payment });
+    expect(live.structuredContent).toMatchObject({ access: { tier: 'paid', charged_usd: '0.02' } });
+    expect(before.buyer - (await paid.balances(1)).buyer).toBe(PRICE);
+  });
 });
