@@ -217,9 +217,29 @@ export async function openDuckDbStore(path: string): Promise<Store> {
         await importDb.run('ROLLBACK');
         throw error;
       }
-      const fresh = await loadListings(db);
-      listings.clear();
-      for (const [url, list] of fresh) listings.set(url, list);
+      // The cache follows the same replacement in memory: reading every listing back would hold the event loop
+      // for as long as the conversion of the whole table takes (bench/crawl-ingest.ts).
+      const replaced = new Set(sources);
+      for (const [url, list] of listings) {
+        const kept = list.filter((l) => !replaced.has(l.source));
+        if (kept.length === list.length) continue;
+        if (kept.length === 0) listings.delete(url);
+        else listings.set(url, kept);
+      }
+      const unique = new Map(rows.map((l) => [`${l.source}\u0000${l.method}\u0000${l.urlNorm}`, l]));
+      for (const l of unique.values()) {
+        const list = listings.get(l.urlNorm) ?? [];
+        list.push({
+          url: l.url,
+          method: l.method,
+          priceUsd: storedDouble(l.priceUsd),
+          network: l.network,
+          asset: l.asset,
+          payTo: l.payTo,
+          source: l.source,
+        });
+        listings.set(l.urlNorm, list);
+      }
       return rows.length;
     },
     async addPaidCall(r) {
@@ -330,6 +350,11 @@ export async function openDuckDbStore(path: string): Promise<Store> {
  *  overflows for a price such as 1e71 that a hostile challenge can produce. */
 function double(value: number | null): string | null {
   return value === null || !Number.isFinite(value) ? null : String(value);
+}
+
+/** A price as the table keeps it (see {@link double}): not finite is unknown. */
+function storedDouble(value: number | null): number | null {
+  return value === null || !Number.isFinite(value) ? null : value;
 }
 
 /** Runs a query and returns its rows as plain objects. */

@@ -149,3 +149,36 @@ describe('duckdb: a database made before the host column (issue 7 item 8)', () =
     });
   });
 });
+
+describe('duckdb: listings kept in memory', () => {
+  it('answers after an import exactly what the table answers once reopened', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
+    dirs.push(dir);
+    const path = join(dir, 'db.duckdb');
+    const listing = (source: string, url: string, priceUsd: number | null) => ({
+      url,
+      urlNorm: url,
+      method: 'GET' as const,
+      priceUsd,
+      network: 'eip155:8453',
+      asset: null,
+      payTo: `0x${source}`,
+      source,
+    });
+    const urls = ['https://a.example/x', 'https://b.example/y', 'https://c.example/z'];
+    let store = await openDuckDbStore(path);
+    await store.importListings([listing('old', urls[0]!, 0.01), listing('old', urls[1]!, 0.02)]);
+    await store.importListings([listing('keep', urls[1]!, 0.03)]);
+    await store.importListings([listing('old', urls[2]!, Number.POSITIVE_INFINITY)]);
+    const cached = await Promise.all(urls.map((url) => store.listing(url, 'GET')));
+    await store.close();
+    store = await openDuckDbStore(path);
+    try {
+      expect(await Promise.all(urls.map((url) => store.listing(url, 'GET')))).toEqual(cached);
+      expect(cached.map((l) => l?.source ?? null)).toEqual([null, 'keep', 'old']);
+      expect(cached[2]?.priceUsd).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});
