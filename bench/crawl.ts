@@ -2,15 +2,16 @@
  * Crawl of a simulated fleet (issue 7 targets): 10,000 endpoints on 500 loopback hosts (one port each), each host
  * answering an honest 402 after its own latency. Measures the wall time of the probing against the per-host lower
  * bound (the slowest host's ⌈requests/3⌉ × latency), the whole run (sources, probing, files, publication), the
- * peak RSS, and the most requests any host saw in flight. The real prober, SSRF gate (loopback allowed as
- * PROBE_ALLOW_CIDRS does), signing, journal and publication; the fleet runs in this process too.
+ * peak RSS of the crawl's process, and the most requests any host saw in flight. The real prober, SSRF gate
+ * (loopback allowed as PROBE_ALLOW_CIDRS does), signing, journal and publication; the fleet runs in a process of its
+ * own (`_lib/crawl-fleet.ts`), as sellers are remote in production, so its CPU and memory are not the crawl's.
  * Knobs: BENCH_CRAWL_ENDPOINTS (10000), BENCH_CRAWL_HOSTS (500).
  */
+
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCidrList } from '../core/ssrf.ts';
 import { runCrawl } from '../crawl/run.ts';
@@ -18,8 +19,8 @@ import { readSource } from '../crawl/sources/read-source.ts';
 import { runPaths } from '../io/crawl-runs.ts';
 import { loadSigningKeys } from '../io/keys.ts';
 import { createProber } from '../io/prober.ts';
-import { BASE, BASE_USDC, FLEET_WALLET } from '../sandbox/sellers/constants.ts';
-import { base64Json, v2Accept, v2Required } from '../sandbox/sellers/wire.ts';
+import { FLEET_WALLET } from '../sandbox/sellers/constants.ts';
+import type { FleetHost } from './_lib/crawl-fleet.ts';
 import { intEnv, type Result } from './_lib/result.ts';
 
 /** Runs the bench. */
@@ -27,31 +28,27 @@ export async function run(): Promise<Result> {
   const endpoints = intEnv('BENCH_CRAWL_ENDPOINTS', 10_000);
   const hostCount = intEnv('BENCH_CRAWL_HOSTS', 500);
   const dir = await mkdtemp(join(tmpdir(), 'sc-bench-crawl-'));
-  const servers: Server[] = [];
+  let stopFleet = () => {};
   let maxInFlight = 0;
   try {
-    const hosts: Array<{ origin: string; latencyMs: number; n: number }> = [];
-    for (let h = 0; h < hostCount; h++) {
-      // Latencies spread over 200–1000 ms, deterministic per host.
-      const latencyMs = 200 + ((h * 7919) % 801);
-      let inFlight = 0;
-      const server = createServer((req, res) => {
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        setTimeout(() => {
-          inFlight--;
-          const required = v2Required(`http://x${req.url}`, [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
-          res.writeHead(402, {
-            'content-type': 'application/json',
-            'payment-required': base64Json(required),
-          });
-          res.end('{}');
-        }, latencyMs);
+    const fleet = fork(join(import.meta.dirname, '_lib/crawl-fleet.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    stopFleet = () => fleet.kill();
+    const ask = <T>(message: object, type: string) =>
+      new Promise<T>((resolve) => {
+        const on = (answer: { type?: string }) => {
+          if (answer.type !== type) return;
+          fleet.off('message', on);
+          resolve(answer as T);
+        };
+        fleet.on('message', on);
+        fleet.send(message);
       });
-      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-      servers.push(server);
-      hosts.push({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, latencyMs, n: 0 });
-    }
+    const hosts = (await ask<{ hosts: FleetHost[] }>({ type: 'start', hosts: hostCount }, 'hosts')).hosts.map(
+      (h) => ({ ...h, n: 0 }),
+    );
     const listings = Array.from({ length: endpoints }, (_, i) => {
       const host = hosts[i % hostCount]!;
       host.n++;
@@ -103,7 +100,19 @@ export async function run(): Promise<Result> {
     );
     const totalMs = performance.now() - t0;
     clearInterval(sampler);
+    const seen = await ask<{ maxInFlight: number; paymentHeaders: number }>({ type: 'stats' }, 'stats');
+    maxInFlight = seen.maxInFlight;
     const ratio = probingMs / bound;
+    // Anything but price_ok means the machine could not keep up (a probe timed out or a host was refused).
+    const summary = JSON.parse(
+      await readFile(
+        join(runPaths(join(dir, 'data'), 'crawl').root, result.pointer.path, 'summary.json'),
+        'utf8',
+      ),
+    ) as { reasons: Record<string, number> };
+    const notOk = Object.entries(summary.reasons).filter(([reason, n]) => reason !== 'price_ok' && n > 0);
+    if (notOk.length > 0)
+      console.log(`probes not answered price_ok: ${JSON.stringify(Object.fromEntries(notOk))}`);
     console.log(
       `crawl: ${result.total} endpoints on ${hostCount} hosts; probing ${(probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(totalMs / 1000).toFixed(2)} s; peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; most in flight at one host ${maxInFlight}`,
     );
@@ -120,7 +129,7 @@ export async function run(): Promise<Result> {
         { name: 'per-host lower bound', value: bound, unit: 'ms' },
         { name: 'whole run (sources, probing, files, publication)', value: Math.round(totalMs), unit: 'ms' },
         {
-          name: 'peak RSS (crawl and simulated fleet in one process)',
+          name: 'peak RSS of the crawl process (the fleet runs in its own)',
           value: Math.round(peakRss / 2 ** 20),
           unit: 'MiB',
           target: { max: 400 },
@@ -134,13 +143,14 @@ export async function run(): Promise<Result> {
       ],
       notes: [
         `${endpoints} endpoints on ${hostCount} hosts, host latency 200-1000 ms; default concurrency (3 per host, at most 2048)`,
+        `load average (1, 5, 15 min) at the end: ${loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')}`,
+        `probes not answered price_ok: ${notOk.length === 0 ? 'none' : JSON.stringify(Object.fromEntries(notOk))}`,
       ],
     };
   } finally {
-    for (const server of servers) {
-      server.closeAllConnections();
-      server.close();
-    }
+    stopFleet();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -23,6 +23,8 @@ const BENCHES: Entry[] = [
   { name: 'mcp-check', load: () => import('./mcp-check.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
   { name: 'crawl', load: () => import('./crawl.ts') },
+  // Writes and signs a 10,000-receipt run first.
+  { name: 'crawl-ingest', load: () => import('./crawl-ingest.ts'), timeoutMs: 600_000 },
   { name: 'lookup', load: () => import('./lookup.ts') },
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
   // Writes and builds 100,000 receipts: minutes, not seconds.

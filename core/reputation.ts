@@ -196,13 +196,14 @@ export function createReputationLookup(options: {
   source: ReputationSource;
   now: () => Date;
   onError?: (error: unknown) => void;
-  /** How long a host's reputation is reused (default 60 s): it moves with days of data, not seconds. */
+  /** How long a host's reputation is fresh (default 60 s): it moves with days of data, not seconds. Past it, the
+   *  kept value answers while a refresh runs. */
   ttlMs?: number;
   maxHosts?: number;
 }): (params: { url: string }) => Promise<Reputation | null> {
   const ttlMs = options.ttlMs ?? 60_000;
   const maxHosts = options.maxHosts ?? 10_000;
-  const cache = new Map<string, { at: number; value: Promise<Reputation | null> }>();
+  const cache = new Map<string, { at: number; value: Promise<Reputation | null>; refreshing: boolean }>();
   const compute = async (host: string): Promise<Reputation | null> => {
     try {
       const [observations, checks, paidCalls] = await Promise.all([
@@ -220,11 +221,25 @@ export function createReputationLookup(options: {
     const host = new URL(url).host;
     const at = options.now().getTime();
     const hit = cache.get(host);
-    if (hit && at - hit.at >= 0 && at - hit.at < ttlMs) return hit.value;
+    if (hit) {
+      if (at - hit.at >= 0 && at - hit.at < ttlMs) return hit.value;
+      // Past its TTL the kept value still answers, at once, while one refresh runs: a check never waits for the
+      // store (which may be busy taking in a crawl run, bench/crawl-ingest.ts). A failed refresh keeps the value.
+      if (!hit.refreshing) {
+        hit.refreshing = true;
+        const next = compute(host);
+        void next.then((value) => {
+          if (value !== null)
+            cache.set(host, { at: options.now().getTime(), value: next, refreshing: false });
+          else hit.refreshing = false;
+        });
+      }
+      return hit.value;
+    }
     if (cache.size >= maxHosts) cache.delete(cache.keys().next().value as string);
     // Concurrent callers share one computation; a failed one (null) is not kept.
     const value = compute(host);
-    cache.set(host, { at, value });
+    cache.set(host, { at, value, refreshing: false });
     if ((await value) === null) cache.delete(host);
     return value;
   };

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runPaths } from '../io/crawl-runs.ts';
+import { RunLockedError } from '../io/run-lock.ts';
 import { DEFAULT_SEARCH, runBazaarCheck } from './bazaar.ts';
 import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
 
@@ -52,7 +53,7 @@ try {
     console.error(`bazaar-check: ${(error as Error).message}\n${USAGE}`);
     process.exit(2);
   }
-  if (error instanceof TypeError) {
+  if (error instanceof TypeError || error instanceof RunLockedError) {
     console.error(`bazaar-check: ${error.message}`);
     process.exit(1);
   }

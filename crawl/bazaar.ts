@@ -11,6 +11,7 @@ import { parseSearchPage } from '../core/listing-pages.ts';
 import { itemsNote, type SourceReport } from '../core/source-listing.ts';
 import { newRunId, publishRun, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
+import { acquireRunLock } from '../io/run-lock.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
 import { PER_HOST } from './run.ts';
 import { runPerHost } from './scheduler.ts';
@@ -29,6 +30,18 @@ export type BazaarOptions = { source: string; query: string; top: number };
 
 /** Runs the check and publishes it; a failing search is published too, with its note and no results. */
 export async function runBazaarCheck(
+  deps: BazaarDeps,
+  options: BazaarOptions,
+): Promise<{ pointer: RunPointer; checked: number; report: SourceReport }> {
+  const lock = await acquireRunLock(deps.paths.root, 'bazaar check');
+  try {
+    return await checkLocked(deps, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function checkLocked(
   deps: BazaarDeps,
   options: BazaarOptions,
 ): Promise<{ pointer: RunPointer; checked: number; report: SourceReport }> {

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runPaths } from '../io/crawl-runs.ts';
+import { RunLockedError } from '../io/run-lock.ts';
 import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
 import { NothingToResumeError, runCrawl } from './run.ts';
 import { parseSourceConfig, readSource, type SourceSpec, sourceSpecOf } from './sources/read-source.ts';
@@ -76,7 +77,11 @@ try {
     console.error(`crawl: ${(error as Error).message}\n${USAGE}`);
     process.exit(2);
   }
-  if (error instanceof NothingToResumeError || error instanceof TypeError) {
+  if (
+    error instanceof NothingToResumeError ||
+    error instanceof RunLockedError ||
+    error instanceof TypeError
+  ) {
     console.error(`crawl: ${(error as Error).message}`);
     process.exit(1);
   }

@@ -31,10 +31,15 @@ export type EndpointRecord = { facts: CrawlFacts; receipt: Record<string, unknow
 export async function probeEndpoint(deps: EndpointDeps, endpoint: PlannedEndpoint): Promise<EndpointRecord> {
   let url = endpoint.url;
   let outcome = await deps.prober.probe(url, endpoint.method);
-  const query = endpoint.example?.query ?? null;
-  if (query !== null && answeredClientError(outcome)) {
-    url = withQuery(endpoint.url, query);
-    outcome = await deps.prober.probe(url, endpoint.method);
+  const example = exampleRequest(endpoint);
+  const used = example !== null && answeredClientError(outcome);
+  if (used) {
+    url = example.url;
+    outcome = await deps.prober.probe(
+      url,
+      endpoint.method,
+      example.body === null ? {} : { body: example.body },
+    );
   }
   const now = deps.now();
   const check = assembleCheck({
@@ -59,7 +64,7 @@ export async function probeEndpoint(deps: EndpointDeps, endpoint: PlannedEndpoin
     baseUrl: deps.baseUrl,
     context: {
       ...crawlContext(deps.runId, deps.origin, endpoint),
-      ...(url === endpoint.url ? {} : { example_query: query }),
+      ...(used ? example.context : {}),
     },
   });
   const receipt = signReceipt(check.unsigned, deps.signer);
@@ -71,6 +76,31 @@ function answeredClientError(outcome: ProbeOutcome): boolean {
   if (outcome.kind !== 'response') return false;
   const status = outcome.response.status;
   return status >= 400 && status < 500 && status !== 402;
+}
+
+/** Example bodies larger than this are not sent (a listing is hostile; a real example is a few hundred bytes). */
+export const MAX_EXAMPLE_BODY_BYTES = 16_384;
+
+/**
+ * The request a listing's example parameters make (spec §2.10): its example query on the URL (GET or POST), and for
+ * a POST its example JSON body. Null when the listing gives nothing usable for the endpoint's method.
+ */
+export function exampleRequest(
+  endpoint: PlannedEndpoint,
+): { url: string; body: string | null; context: Record<string, unknown> } | null {
+  const query = endpoint.example?.query ?? null;
+  const given = endpoint.method === 'POST' ? (endpoint.example?.body ?? null) : null;
+  const body = given === null ? null : JSON.stringify(given);
+  const sendBody = body !== null && Buffer.byteLength(body) <= MAX_EXAMPLE_BODY_BYTES;
+  if (query === null && !sendBody) return null;
+  return {
+    url: query === null ? endpoint.url : withQuery(endpoint.url, query),
+    body: sendBody ? body : null,
+    context: {
+      ...(query === null ? {} : { example_query: query }),
+      ...(sendBody ? { example_body: given } : {}),
+    },
+  };
 }
 
 /** The URL with the example query parameters set (existing ones of the same name replaced). */

@@ -21,6 +21,7 @@ import {
 import { writeFileDurably } from '../io/durable-file.ts';
 import { writeReceiptFile } from '../io/receipt-files.ts';
 import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
+import { acquireRunLock } from '../io/run-lock.ts';
 import { finalizeRun } from './finalize.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
 import { createProgress, type ProgressOut } from './progress.ts';
@@ -59,6 +60,16 @@ type PlanFile = {
 
 /** Runs (or resumes) a crawl and publishes it. Throws only for what the operator must fix (nothing to resume). */
 export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<CrawlResult> {
+  // One crawl at a time on a DATA_DIR; a lock left by a killed crawl is stale and taken over (io/run-lock.ts).
+  const lock = await acquireRunLock(deps.paths.root, 'crawl');
+  try {
+    return await crawlLocked(deps, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<CrawlResult> {
   const { paths } = deps;
   const t0 = deps.monotonic();
   let runId: string;

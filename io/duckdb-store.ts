@@ -53,6 +53,11 @@ ALTER TABLE paid_calls ADD COLUMN IF NOT EXISTS why VARCHAR;
 CREATE INDEX IF NOT EXISTS paid_calls_by_service ON paid_calls (service_id);
 `;
 
+const RECEIPT_COLUMNS =
+  'id, type, issued_at, url, url_norm, method, verdict, reason, check_type, mode, tier, body, public_state, host';
+const OBSERVATION_COLUMNS =
+  'url_norm, method, observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to, host';
+
 const PAID_CALL_COLUMNS =
   'service_id, endpoint_url, host, task, called_at, price_atomic, network, pay_to, settlement_tx, delivered, ' +
   'known_answer, http_status, broken_on_seller_side, receipt_id, why';
@@ -62,8 +67,6 @@ const CHUNK = 200;
  *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
 const FLUSH_EVERY_MS = 1000;
 const FLUSH_AT_ROWS = 5000;
-/** The authority of a normalized URL (lower-case host, port only when not the default): `URL.host`. */
-const HOST_PATTERN = '^[a-z][a-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]*)';
 const LOADED_ENDPOINTS = 10_000;
 
 /** Opens (or creates) the database file and its schema. */
@@ -72,6 +75,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   const db = await instance.connect();
   await db.run(SCHEMA);
   await addPublicState(db);
+  await addHostColumns(db);
   // Imports run their transaction on a connection of their own, so index writes made meanwhile on `db` are never
   // part of it (nor lost with its rollback).
   const importDb = await instance.connect();
@@ -213,9 +217,29 @@ export async function openDuckDbStore(path: string): Promise<Store> {
         await importDb.run('ROLLBACK');
         throw error;
       }
-      const fresh = await loadListings(db);
-      listings.clear();
-      for (const [url, list] of fresh) listings.set(url, list);
+      // The cache follows the same replacement in memory: reading every listing back would hold the event loop
+      // for as long as the conversion of the whole table takes (bench/crawl-ingest.ts).
+      const replaced = new Set(sources);
+      for (const [url, list] of listings) {
+        const kept = list.filter((l) => !replaced.has(l.source));
+        if (kept.length === list.length) continue;
+        if (kept.length === 0) listings.delete(url);
+        else listings.set(url, kept);
+      }
+      const unique = new Map(rows.map((l) => [`${l.source}\u0000${l.method}\u0000${l.urlNorm}`, l]));
+      for (const l of unique.values()) {
+        const list = listings.get(l.urlNorm) ?? [];
+        list.push({
+          url: l.url,
+          method: l.method,
+          priceUsd: storedDouble(l.priceUsd),
+          network: l.network,
+          asset: l.asset,
+          payTo: l.payTo,
+          source: l.source,
+        });
+        listings.set(l.urlNorm, list);
+      }
       return rows.length;
     },
     async addPaidCall(r) {
@@ -281,7 +305,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       const rows = await select(
         db,
         `SELECT method || ' ' || url_norm AS endpoint, observed_at, http_status, price_usd, amount_atomic, network, asset,
-           pay_to FROM observations WHERE regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+           pay_to FROM observations WHERE host = ?
          QUALIFY row_number() OVER (PARTITION BY url_norm, method ORDER BY observed_at DESC) <= ${OBSERVATIONS_KEPT}
          ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
@@ -295,7 +319,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       const rows = await select(
         db,
         `SELECT verdict, reason, issued_at, body FROM receipts
-         WHERE type = 'check' AND verdict IS NOT NULL AND regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+         WHERE host = ? AND type = 'check' AND verdict IS NOT NULL
          ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );
@@ -306,7 +330,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       const rows = await select(
         db,
         `SELECT body FROM receipts
-         WHERE public_state AND regexp_extract(url_norm, '${HOST_PATTERN}', 1) = ?
+         WHERE host = ? AND public_state
          ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );
@@ -326,6 +350,11 @@ export async function openDuckDbStore(path: string): Promise<Store> {
  *  overflows for a price such as 1e71 that a hostile challenge can produce. */
 function double(value: number | null): string | null {
   return value === null || !Number.isFinite(value) ? null : String(value);
+}
+
+/** A price as the table keeps it (see {@link double}): not finite is unknown. */
+function storedDouble(value: number | null): number | null {
+  return value === null || !Number.isFinite(value) ? null : value;
 }
 
 /** Runs a query and returns its rows as plain objects. */
@@ -350,10 +379,13 @@ async function insertReceipts(db: DuckDBConnection, rows: ReceiptRow[]): Promise
       r.checkType,
       r.mode,
     );
-    values.push(r.tier, JSON.stringify(r.body), isPublicState(r.body));
+    values.push(r.tier, JSON.stringify(r.body), isPublicState(r.body), hostOf(r.urlNorm));
   }
-  const tuple = `(${Array(13).fill('?').join(',')})`;
-  await db.run(`INSERT OR IGNORE INTO receipts VALUES ${rows.map(() => tuple).join(',')}`, values);
+  const tuple = `(${Array(14).fill('?').join(',')})`;
+  await db.run(
+    `INSERT OR IGNORE INTO receipts (${RECEIPT_COLUMNS}) VALUES ${rows.map(() => tuple).join(',')}`,
+    values,
+  );
 }
 
 /**
@@ -380,6 +412,35 @@ async function addPublicState(db: DuckDBConnection): Promise<void> {
   }
 }
 
+/**
+ * The `host` column of receipts and observations (`hostOf`, the port's one rule for a URL's host), indexed, so the
+ * reputation and badge queries of one host read that host's rows only. Databases made before it get the column,
+ * filled once from their normalized URLs.
+ */
+async function addHostColumns(db: DuckDBConnection): Promise<void> {
+  for (const table of ['receipts', 'observations']) {
+    await db.run(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS host VARCHAR`);
+    const urls = await select(
+      db,
+      `SELECT DISTINCT url_norm FROM ${table} WHERE host IS NULL AND url_norm IS NOT NULL`,
+      [],
+    );
+    const pairs = urls.flatMap((row) => {
+      const host = hostOf(String(row.url_norm));
+      return host === null ? [] : [[String(row.url_norm), host]];
+    });
+    for (let i = 0; i < pairs.length; i += CHUNK) {
+      const chunk = pairs.slice(i, i + CHUNK);
+      await db.run(
+        `UPDATE ${table} SET host = m.host FROM (VALUES ${chunk.map(() => '(?, ?)').join(',')}) AS m(url_norm, host)
+         WHERE ${table}.url_norm = m.url_norm AND ${table}.host IS NULL`,
+        chunk.flat(),
+      );
+    }
+    await db.run(`CREATE INDEX IF NOT EXISTS ${table}_by_host ON ${table} (host)`);
+  }
+}
+
 async function insertObservations(db: DuckDBConnection, rows: Array<[string, HttpMethod, Observation]>) {
   if (rows.length === 0) return;
   const values: DuckDBValue[] = [];
@@ -394,10 +455,13 @@ async function insertObservations(db: DuckDBConnection, rows: Array<[string, Htt
       o.network,
       o.asset,
     );
-    values.push(o.pay_to);
+    values.push(o.pay_to, hostOf(urlNorm));
   }
-  const tuple = '(?, ?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?)';
-  await db.run(`INSERT OR IGNORE INTO observations VALUES ${rows.map(() => tuple).join(',')}`, values);
+  const tuple = '(?, ?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?, ?)';
+  await db.run(
+    `INSERT OR IGNORE INTO observations (${OBSERVATION_COLUMNS}) VALUES ${rows.map(() => tuple).join(',')}`,
+    values,
+  );
 }
 
 async function insertListings(db: DuckDBConnection, rows: Array<Listing & { urlNorm: string }>) {

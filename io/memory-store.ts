@@ -10,6 +10,9 @@ import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } f
 /** Creates an empty in-memory store. */
 export function createMemoryStore(): Store {
   const receipts = new Map<string, ReceiptRow>();
+  // The host column of the index: a host's receipts and endpoints without looking at any other host's.
+  const receiptsByHost = new Map<string, ReceiptRow[]>();
+  const endpointsByHost = new Map<string, Set<string>>();
   const observations = new Map<string, Observation[]>();
   let listings: Array<Listing & { urlNorm: string }> = [];
   const paidCalls: PaidCallRecord[] = [];
@@ -17,9 +20,20 @@ export function createMemoryStore(): Store {
 
   return {
     indexReceipts(rows) {
-      for (const row of rows) if (!receipts.has(row.id)) receipts.set(row.id, row);
+      for (const row of rows) {
+        if (receipts.has(row.id)) continue;
+        receipts.set(row.id, row);
+        const host = hostOf(row.urlNorm);
+        if (host === null) continue;
+        const list = receiptsByHost.get(host) ?? [];
+        list.push(row);
+        receiptsByHost.set(host, list);
+      }
     },
     addObservation(urlNorm, method, observation) {
+      const host = hostOf(urlNorm);
+      if (host !== null)
+        endpointsByHost.set(host, (endpointsByHost.get(host) ?? new Set()).add(key(urlNorm, method)));
       const list = observations.get(key(urlNorm, method)) ?? [];
       list.unshift(observation);
       list.sort((a, b) => b.observed_at.localeCompare(a.observed_at));
@@ -85,24 +99,23 @@ export function createMemoryStore(): Store {
     },
     async observationsByHost(host, limit) {
       const out: HostObservation[] = [];
-      for (const [endpoint, list] of observations) {
-        if (hostOf(endpoint.slice(endpoint.indexOf(' ') + 1)) !== host) continue;
-        for (const observation of list) out.push({ ...observation, endpoint });
+      for (const endpoint of endpointsByHost.get(host) ?? []) {
+        for (const observation of observations.get(endpoint) ?? []) out.push({ ...observation, endpoint });
       }
       return out
         .sort((a, b) => binary(b.observed_at, a.observed_at) || binary(a.endpoint, b.endpoint))
         .slice(0, limit);
     },
     async publicChecksByHost(host, limit) {
-      return [...receipts.values()]
-        .filter((row) => isPublicState(row.body) && hostOf(row.urlNorm) === host)
+      return [...(receiptsByHost.get(host) ?? [])]
+        .filter((row) => isPublicState(row.body))
         .sort((a, b) => (newer(a, b) ? -1 : 1))
         .slice(0, limit)
         .map((row) => row.body);
     },
     async checksByHost(host, limit) {
-      return [...receipts.values()]
-        .filter((row) => row.type === 'check' && row.verdict !== null && hostOf(row.urlNorm) === host)
+      return [...(receiptsByHost.get(host) ?? [])]
+        .filter((row) => row.type === 'check' && row.verdict !== null)
         .sort((a, b) => (newer(a, b) ? -1 : 1))
         .slice(0, limit)
         .map((row) => ({

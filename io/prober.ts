@@ -51,8 +51,14 @@ export type ProberOptions = {
   connect?: Connect;
 };
 
+/** What a probe sends besides its URL and method. */
+export type ProbeSend = {
+  /** The JSON body of a POST (default `{}`, spec §4); a crawl sends a listing's example body (spec §2.10). */
+  body?: string;
+};
+
 /** A configured prober. */
-export type Prober = { probe(url: string, method: HttpMethod): Promise<ProbeOutcome> };
+export type Prober = { probe(url: string, method: HttpMethod, send?: ProbeSend): Promise<ProbeOutcome> };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -90,7 +96,13 @@ export function createProber(options: ProberOptions = {}): Prober {
   type Step = { kind: 'response'; hop: Hop } | { kind: 'blocked' | 'unreachable'; detail: string };
 
   /** Follows one redirect chain from `start`, gating every hop. */
-  async function chain(start: URL, method: HttpMethod, signal: AbortSignal, stage: Stage): Promise<Step> {
+  async function chain(
+    start: URL,
+    method: HttpMethod,
+    signal: AbortSignal,
+    stage: Stage,
+    postBody: string,
+  ): Promise<Step> {
     let current = start;
     let m = method;
     for (let redirects = 0; ; redirects++) {
@@ -114,7 +126,7 @@ export function createProber(options: ProberOptions = {}): Prober {
           addresses.push(address);
         }
       }
-      const res = await send(current, m, addresses, signal, stage);
+      const res = await send(current, m, addresses, signal, stage, postBody);
       const location = res.headers['location'];
       if (REDIRECTS.has(res.status) && location !== undefined) {
         if (redirects >= maxRedirects) return { kind: 'unreachable', detail: 'too_many_redirects' };
@@ -146,6 +158,7 @@ export function createProber(options: ProberOptions = {}): Prober {
     addresses: string[],
     signal: AbortSignal,
     stage: Stage,
+    postBody: string,
   ): Promise<RawExchange> {
     const https = url.protocol === 'https:';
     const headers: Record<string, string> = {
@@ -154,9 +167,12 @@ export function createProber(options: ProberOptions = {}): Prober {
       'user-agent': userAgent,
       connection: 'close',
     };
-    // Spec §4: `method=POST` probes with an empty JSON body.
+    // Spec §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, spec §2.10).
     if (method === 'POST')
-      Object.assign(headers, { 'content-type': 'application/json', 'content-length': '2' });
+      Object.assign(headers, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(postBody)),
+      });
     const hostname = url.hostname.replace(/\.$/, '');
     for (let i = 0; ; i++) {
       const address = addresses[i]!;
@@ -172,7 +188,7 @@ export function createProber(options: ProberOptions = {}): Prober {
         maxHeaderSize,
       };
       try {
-        return await exchange(connect, target, method === 'POST' ? '{}' : null, {
+        return await exchange(connect, target, method === 'POST' ? postBody : null, {
           signal,
           maxBodyBytes,
           stage,
@@ -184,7 +200,8 @@ export function createProber(options: ProberOptions = {}): Prober {
     }
   }
 
-  async function probe(url: string, method: HttpMethod): Promise<ProbeOutcome> {
+  async function probe(url: string, method: HttpMethod, request: ProbeSend = {}): Promise<ProbeOutcome> {
+    const postBody = request.body ?? '{}';
     const probedAt = now().toISOString();
     const t0 = performance.now();
     const stamp = () => ({ probedAt, elapsedMs: Math.round(performance.now() - t0) });
@@ -196,11 +213,11 @@ export function createProber(options: ProberOptions = {}): Prober {
     const stage: Stage = { name: 'dns' };
     try {
       let methodUsed = method;
-      let step = await chain(start, method, controller.signal, stage);
+      let step = await chain(start, method, controller.signal, stage, postBody);
       if (step.kind === 'response' && step.hop.status === 405 && method === 'GET') {
         // x402-notes §9.6: SDK routes bound to POST answer 405 to a GET; the listing's method may be wrong.
         methodUsed = 'POST';
-        step = await chain(start, 'POST', controller.signal, stage);
+        step = await chain(start, 'POST', controller.signal, stage, postBody);
       }
       if (step.kind !== 'response') return { kind: step.kind, detail: step.detail, ...stamp() };
       return { kind: 'response', response: { ...step.hop, methodUsed }, ...stamp() };

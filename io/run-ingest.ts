@@ -2,16 +2,17 @@
  * How the running server takes in a published crawl run without a restart (issue 7 item 4): it watches
  * `crawl/current.json`, and for a run it has not taken in yet indexes the run's signed receipts (so they answer by
  * id and by URL), adds their observations to each endpoint's history, and imports `listings.json` as the
- * expectations of the live check. Work is done in batches that yield to the event loop, so checks keep being
- * answered while a large run goes in. The server's own marker (`crawl/ingested.json`) is written last: after a
+ * expectations of the live check. Every step that is proportional to the run (parsing the index and the listings,
+ * reading receipts) is done in batches that yield to the event loop, so checks keep being answered while a large run
+ * goes in (bench/crawl-ingest.ts). The server's own marker (`crawl/ingested.json`) is written last: after a
  * crash mid-way the run is taken in again (receipts are idempotent by id).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseListings } from '../core/listings.ts';
+import { type ListingRow, MAX_LISTINGS, parseListings } from '../core/listings.ts';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { isReceiptId } from '../core/receipt.ts';
-import { publishedRunDir, type RunPaths, readPointer, readRunIndex } from './crawl-runs.ts';
+import { publishedRunDir, type RunPaths, readPointer } from './crawl-runs.ts';
 import type { ReceiptRow, Store } from './store.ts';
 
 /** Receipts handled per batch before yielding to the event loop. */
@@ -35,7 +36,7 @@ export async function ingestRun(
   runId: string,
 ): Promise<{ receipts: number; listings: number }> {
   const dir = publishedRunDir(paths, runId);
-  const lines = (await readRunIndex(paths, runId)).filter(isIndexLine);
+  const lines = (await readIndexLines(join(dir, 'receipts.ndjson'))).filter(isIndexLine);
   let receipts = 0;
   for (let i = 0; i < lines.length; i += BATCH) {
     const batch = lines.slice(i, i + BATCH);
@@ -58,19 +59,60 @@ export async function ingestRun(
           tier: 'crawl',
           body,
         });
-        if (line.observation !== null) store.addObservation(line.url_norm, line.method, line.observation);
+        if (typeof line.observation === 'object' && line.observation !== null)
+          store.addObservation(line.url_norm, line.method, line.observation);
       }),
     );
     store.indexReceipts(rows);
     receipts += rows.length;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await yieldToEventLoop();
   }
   let listings = 0;
-  const parsed = parseListings(await readJsonValue(join(dir, 'listings.json')));
-  if (!parsed.ok) throw new Error(`listings.json of run ${runId}: ${parsed.message}`);
-  if (parsed.rows.length > 0) listings = await store.importListings(parsed.rows);
+  const rows = await parseListingsInBatches(await readJsonValue(join(dir, 'listings.json')), runId);
+  if (rows.length > 0) listings = await store.importListings(rows);
   await store.flush();
   return { receipts, listings };
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The run's index lines (docs/data-files.md), parsed {@link BATCH} × 5 at a time; a damaged line costs itself. */
+async function readIndexLines(path: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: unknown[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (i % (BATCH * 5) === 0 && i > 0) await yieldToEventLoop();
+    if (lines[i]!.length === 0) continue;
+    try {
+      out.push(JSON.parse(lines[i]!));
+    } catch {
+      // A damaged line of an old run costs that line only.
+    }
+  }
+  return out;
+}
+
+/** `listings.json` validated by the one rule (`parseListings`) a batch at a time; the first bad record throws. */
+async function parseListingsInBatches(value: unknown, runId: string): Promise<ListingRow[]> {
+  const whole = Array.isArray(value) ? null : parseListings(value);
+  if (whole !== null && !whole.ok) throw new Error(`listings.json of run ${runId}: ${whole.message}`);
+  const records = value as unknown[];
+  if (records.length > MAX_LISTINGS)
+    throw new Error(`listings.json of run ${runId}: at most ${MAX_LISTINGS} records`);
+  const rows: ListingRow[] = [];
+  for (let i = 0; i < records.length; i += BATCH * 5) {
+    const parsed = parseListings(records.slice(i, i + BATCH * 5));
+    if (!parsed.ok) throw new Error(`listings.json of run ${runId}: from record ${i}: ${parsed.message}`);
+    rows.push(...parsed.rows);
+    await yieldToEventLoop();
+  }
+  return rows;
 }
 
 /**

@@ -54,6 +54,8 @@ export type Store = {
   /** The last `perService` paid calls of each service after the filters: each service's calls newest first
    *  (`newestFirst`); services in no given order (the ranking orders them). */
   paidCalls(query: PaidCallQuery): Promise<PaidCallRecord[]>;
+  // The by-host queries below read a `host` column every driver keeps beside the normalized URL ({@link hostOf}),
+  // indexed, so a reputation refresh or a badge reads one host's rows, never every receipt (issue 7 item 8).
   /** The newest observations across every endpoint of `host` (URL host, port included), at most 30 per endpoint. */
   observationsByHost(host: string, limit: number): Promise<HostObservation[]>;
   /** The newest check receipts of `host`, newest first. */

@@ -8,6 +8,7 @@
  * - `GET /.well-known/x402`: a few sellers as an origin's document.
  * - `GET /broken/discovery/resources`: garbage (HTML), for a source that must be reported and not stop a crawl.
  * - `/sellers/needs-params`: a seller that answers 400 to a bare GET and 402 only with its listed example query.
+ * - `/sellers/needs-body`: a POST seller that answers 400 to `{}` and 402 only with its listed example JSON body.
  *
  * Some listings deliberately differ from the live 402 (see {@link ListedSeller.differs}): a lower price, another
  * wallet, another network. Those are what the saves list is for.
@@ -30,7 +31,12 @@ export type ListedSeller = {
   /** Listed in the x402scan-style list too. */
   alsoX402scan: boolean;
   query?: Record<string, string>;
+  /** The example JSON body of a POST listing (bazaar `info.input.body`, `bodyType: "json"`). */
+  body?: Record<string, unknown>;
 };
+
+/** The example body `needs-body` is listed with, and the only body it answers 402 to. */
+export const NEEDS_BODY_EXAMPLE = { prompt: 'hello', max_tokens: 16 };
 
 export type DiscoveryOptions = {
   /** Seller URLs by name (the fleet's `urls`). */
@@ -101,6 +107,17 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
     alsoX402scan: false,
     query: { city: 'paris' },
   });
+  listed.push({
+    name: 'needs-body',
+    url: `${origin}/sellers/needs-body`,
+    method: 'POST',
+    amount: ONE_CENT,
+    payTo: options.payTo,
+    network: BASE,
+    differs: null,
+    alsoX402scan: false,
+    body: NEEDS_BODY_EXAMPLE,
+  });
 
   function route(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
@@ -142,6 +159,16 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
         if (url.searchParams.get('city') === null)
           return sendJson(res, 400, { error: 'query parameter city is required' });
         return sendV2(res, v2Required(url.href, [v2Accept(BASE, BASE_USDC, options.payTo)]));
+      case '/sellers/needs-body':
+        return void readJson(req).then((body) => {
+          const valid =
+            req.method === 'POST' &&
+            body?.prompt === NEEDS_BODY_EXAMPLE.prompt &&
+            body?.max_tokens === NEEDS_BODY_EXAMPLE.max_tokens;
+          if (!valid)
+            return sendJson(res, 400, { error: 'a JSON body with prompt and max_tokens is required' });
+          return sendV2(res, v2Required(url.href, [v2Accept(BASE, BASE_USDC, options.payTo)]));
+        });
       default:
         return sendJson(res, 404, { error: 'not found' });
     }
@@ -162,9 +189,35 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
   };
 }
 
-/** A CDP discovery item (v2), with a bazaar input declaring the method and any example query. */
+/** A request's JSON object body, or null when it is not one (at most 64 KiB read). */
+function readJson(req: IncomingMessage): Promise<Record<string, unknown> | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= 65_536) chunks.push(chunk);
+    });
+    req.on('error', () => resolve(null));
+    req.on('end', () => {
+      try {
+        const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        resolve(value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : null);
+      } catch {
+        resolve(null);
+      }
+    });
+  });
+}
+
+/** A CDP discovery item (v2), with a bazaar input declaring the method and any example query or JSON body. */
 function cdpItem(l: ListedSeller) {
-  const input = { type: 'http', method: l.method, ...(l.query ? { queryParams: l.query } : {}) };
+  const input = {
+    type: 'http',
+    method: l.method,
+    ...(l.query ? { queryParams: l.query } : {}),
+    ...(l.body ? { bodyType: 'json', body: l.body } : {}),
+  };
   return {
     resource: l.url,
     type: 'http',

@@ -7,7 +7,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 /** What a server process reports about itself. */
 export type ServerStats = {
@@ -22,9 +22,14 @@ export type ServerStats = {
   datasyncMs: number;
   sync: number;
   syncMs: number;
+  /** The longest and the p99 event-loop delay since the previous stats request (10 ms resolution). */
+  loopDelayMaxMs: number;
+  loopDelayP99Ms: number;
 };
 
 const counters = { datasync: 0, datasyncMs: 0, sync: 0, syncMs: 0 };
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 
 // FileHandle is not exported as a class; its prototype is reached through an instance.
 const probe = await open(process.execPath, 'r');
@@ -57,7 +62,10 @@ process.on('message', (message: unknown) => {
     cpuUserMs: cpu.user / 1000,
     cpuSystemMs: cpu.system / 1000,
     ...counters,
+    loopDelayMaxMs: loopDelay.max / 1e6,
+    loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
   };
+  loopDelay.reset();
   process.send?.({ type: 'stats', id: (message as { id?: unknown }).id, stats });
 });
 process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));

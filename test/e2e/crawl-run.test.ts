@@ -16,7 +16,7 @@ import { readSource, sourceSpecOf } from '../../crawl/sources/read-source.ts';
 import { readPointer, runPaths } from '../../io/crawl-runs.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { createProber, type Prober } from '../../io/prober.ts';
-import { type DiscoveryServer, startDiscovery } from '../../sandbox/discovery.ts';
+import { type DiscoveryServer, NEEDS_BODY_EXAMPLE, startDiscovery } from '../../sandbox/discovery.ts';
 import { type SellerFleet, startSellers } from '../../sandbox/sellers/index.ts';
 import { verifyReceipt } from '../../verify/verify.ts';
 
@@ -37,7 +37,8 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** A prober that counts what it sends per URL and in flight per host, and can fail on a chosen probe. */
+/** A prober that counts what it sends per request (URL and body) and in flight per host, and can fail on a chosen
+ *  probe. */
 function countingProber(failOn: number | null) {
   const inner = createProber({ allow, timeoutMs: 5000 });
   const sent = new Map<string, number>();
@@ -45,15 +46,16 @@ function countingProber(failOn: number | null) {
   let maxInFlight = 0;
   let n = 0;
   const prober: Prober = {
-    async probe(url, method) {
+    async probe(url, method, options) {
       n++;
       if (failOn !== null && n === failOn) throw new Error('simulated crash');
-      sent.set(url, (sent.get(url) ?? 0) + 1);
+      const request = options?.body === undefined ? url : `${url} ${options.body}`;
+      sent.set(request, (sent.get(request) ?? 0) + 1);
       const host = new URL(url).host;
       inFlight.set(host, (inFlight.get(host) ?? 0) + 1);
       maxInFlight = Math.max(maxInFlight, inFlight.get(host)!);
       try {
-        return await inner.probe(url, method);
+        return await inner.probe(url, method, options);
       } finally {
         inFlight.set(host, inFlight.get(host)! - 1);
       }
@@ -96,8 +98,14 @@ describe('npm run crawl (in process)', () => {
     expect(result.interrupted).toBe(0);
     expect(result.total).toBe(discovery.listed.length);
     expect(counting.maxInFlight()).toBeLessThanOrEqual(3);
-    // One probe per URL; needs-params got its bare probe and one with the example query.
+    // One probe per URL; needs-params got its bare probe and one with the example query, needs-body its bare
+    // POST (`{}`) and one with the listing's example JSON body.
     for (const [url, count] of counting.sent) expect({ url, count }).toEqual({ url, count: 1 });
+    const needsBody = discovery.listed.find((l) => l.name === 'needs-body')!.url;
+    expect([...counting.sent.keys()].filter((r) => r.startsWith(needsBody))).toEqual([
+      needsBody,
+      `${needsBody} ${JSON.stringify(NEEDS_BODY_EXAMPLE)}`,
+    ]);
 
     const paths = runPaths(dataDir, 'crawl');
     const pointer = await readPointer(paths);
@@ -162,6 +170,10 @@ describe('npm run crawl (in process)', () => {
     expect(index.find((f: { url: string }) => f.url.endsWith('/sellers/needs-params'))).toMatchObject({
       verdict: 'pay',
     });
+    const bodyFacts = index.find((f: { url: string }) => f.url === needsBody);
+    expect(bodyFacts).toMatchObject({ verdict: 'pay', reason: 'price_ok' });
+    const bodyReceipt = JSON.parse(await readFile(join(runDir, 'receipts', `${bodyFacts.id}.json`), 'utf8'));
+    expect(bodyReceipt).toMatchObject({ http_status: 402, example_body: NEEDS_BODY_EXAMPLE });
   });
 
   it('finishes a stopped run with --resume without sending any URL twice, then has nothing to resume', {

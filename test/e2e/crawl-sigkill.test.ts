@@ -1,9 +1,12 @@
 /**
  * `npm run crawl` killed with SIGKILL in the middle, then `--resume` (issue 7 item 4): the run finishes, no URL is
  * ever requested twice, no host sees more than 3 requests in flight or a payment header, and the published files
- * are whole. The crawl runs as its own process, as an operator runs it.
+ * are whole. A second crawl of the same DATA_DIR while one runs fails at once (the run lock, `io/run-lock.ts`), and
+ * the lock a SIGKILL leaves behind does not block `--resume`. The crawl runs as its own process, as an operator
+ * runs it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,17 +44,21 @@ async function startHost(): Promise<Host> {
     host.seen.set(req.url ?? '', (host.seen.get(req.url ?? '') ?? 0) + 1);
     if (req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined)
       host.paymentHeaders++;
-    setTimeout(() => {
+    void held.then(() => setTimeout(answer, 150));
+    const answer = () => {
       inFlight--;
       const required = v2Required(`${host.origin}${req.url}`, [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
       res.writeHead(402, { 'content-type': 'application/json', 'payment-required': base64Json(required) });
       res.end('{}');
-    }, 150);
+    };
   });
   await new Promise<void>((done) => host.server.listen(0, '127.0.0.1', done));
   host.origin = `http://127.0.0.1:${(host.server.address() as AddressInfo).port}`;
   return host;
 }
+
+/** While a test holds it, hosts answer nothing: the first crawl is surely still running. */
+let held: Promise<void> = Promise.resolve();
 
 let hosts: Host[];
 let dir: string;
@@ -108,6 +115,22 @@ describe('npm run crawl, SIGKILL, then --resume', () => {
     for (let waited = 0; requests() < 10 && waited < 60_000; waited += 20)
       await new Promise((r) => setTimeout(r, 20));
     expect(requests(), log).toBeGreaterThanOrEqual(10);
+
+    // A second crawl of the same DATA_DIR while the first runs: refused before it reads a source or sends anything.
+    let release = () => {};
+    held = new Promise((done) => {
+      release = done;
+    });
+    const rival = crawl(['--source', file]);
+    let rivalErr = '';
+    rival.stderr?.on('data', (chunk) => {
+      rivalErr += String(chunk);
+    });
+    const rivalExit = await exited(rival);
+    release();
+    expect(rivalExit, rivalErr).toBe(1);
+    expect(rivalErr).toMatch(new RegExp(`another crawl \\(pid ${first.pid}[,)].*is running`));
+
     first.kill('SIGKILL');
     await firstExit;
     const beforeResume = requests();
@@ -115,6 +138,8 @@ describe('npm run crawl, SIGKILL, then --resume', () => {
 
     const paths = runPaths(join(dir, 'data'), 'crawl');
     expect(await readPointer(paths)).toBeNull();
+    // The killed crawl's lock is still there; its process is not, so the lock is stale and taken over.
+    expect(existsSync(join(paths.root, 'run.lock'))).toBe(true);
     const second = crawl(['--resume']);
     let out = '';
     second.stdout?.on('data', (chunk) => {
@@ -122,6 +147,7 @@ describe('npm run crawl, SIGKILL, then --resume', () => {
     });
     expect(await exited(second)).toBe(0);
     expect(out).toMatch(/published run/);
+    expect(existsSync(join(paths.root, 'run.lock'))).toBe(false);
 
     for (const host of hosts) {
       expect([...host.seen.values()].every((n) => n === 1)).toBe(true);

@@ -55,7 +55,7 @@ describe('npm run demo -- --once', () => {
     const { code, stdout, stderr } = await runDemo();
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/\[1\/9\] Sandbox world up/);
-    expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 31 endpoints/);
+    expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 32 endpoints/);
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
     expect(stdout).toMatch(/5 saves/);
     expect(stdout).toMatch(/skip listing\s+http:\/\/127\.0\.0\.1:\d+\/v1\/skips\.json\?page=1/);

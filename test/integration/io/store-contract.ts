@@ -295,5 +295,45 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await store.publicChecksByHost('a.example:8443', 10)).toEqual([live('sc-5')]);
       expect(await store.publicChecksByHost('nobody.example', 10)).toEqual([]);
     });
+
+    it("answers a host's receipts from its host column, never reading another host's rows (issue 7 item 8)", async () => {
+      // Rows of other hosts count every field read once indexed: a query by host that scans them reads them.
+      let reads = 0;
+      const watched = (r: ReceiptRow) =>
+        new Proxy(r, {
+          get(target, key, receiver) {
+            reads++;
+            return Reflect.get(target, key, receiver);
+          },
+        });
+      const live = (id: string) => ({ id, type: 'check', mode: 'live', expected_source: 'listing' });
+      const others = Array.from({ length: 50 }, (_, i) =>
+        watched(
+          row(`sc-b${i}`, '2026-11-02T00:00:00.000Z', {
+            url: `https://b${i % 5}.example/a.example`,
+            urlNorm: `https://b${i % 5}.example/a.example`,
+            body: live(`sc-b${i}`),
+          }),
+        ),
+      );
+      store.indexReceipts([
+        row('sc-a1', '2026-11-01T00:00:00.000Z', { body: live('sc-a1') }),
+        row('sc-a2', '2026-11-03T00:00:00.000Z', {
+          url: 'https://user@A.example/x',
+          urlNorm: 'https://a.example/x',
+          body: live('sc-a2'),
+        }),
+        ...others,
+      ]);
+      await store.flush();
+      reads = 0;
+      expect((await store.checksByHost('a.example', 10)).map((c) => c.at)).toEqual([
+        '2026-11-03T00:00:00.000Z',
+        '2026-11-01T00:00:00.000Z',
+      ]);
+      expect((await store.publicChecksByHost('a.example', 10)).map((b) => b.id)).toEqual(['sc-a2', 'sc-a1']);
+      expect(reads).toBe(0);
+      expect(await store.checksByHost('b3.example', 100)).toHaveLength(10);
+    });
   });
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDuckDbStore } from '../../../io/duckdb-store.ts';
+import { openDuckDbStore, select } from '../../../io/duckdb-store.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
 import { testStore } from './store-contract.ts';
 
@@ -69,6 +69,114 @@ describe('duckdb: a database made before public_state', () => {
     const store = await openDuckDbStore(path);
     try {
       expect((await store.latestReceiptByUrl(url))?.id).toBe('sc-live');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('duckdb: a database made before the host column (issue 7 item 8)', () => {
+  it('gains host columns filled from the normalized URLs, indexed, and answers by host from them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
+    dirs.push(dir);
+    const path = join(dir, 'db.duckdb');
+    const raw = async <T>(use: (db: Awaited<ReturnType<DuckDBInstance['connect']>>) => Promise<T>) => {
+      const instance = await DuckDBInstance.create(path);
+      const db = await instance.connect();
+      try {
+        return await use(db);
+      } finally {
+        db.closeSync();
+        instance.closeSync();
+      }
+    };
+    await raw(async (db) => {
+      await db.run(`CREATE TABLE receipts (
+        id VARCHAR PRIMARY KEY, type VARCHAR NOT NULL, issued_at VARCHAR NOT NULL, url VARCHAR, url_norm VARCHAR,
+        method VARCHAR, verdict VARCHAR, reason VARCHAR, check_type VARCHAR, mode VARCHAR, tier VARCHAR,
+        body VARCHAR NOT NULL, public_state BOOLEAN);
+        CREATE INDEX receipts_by_url ON receipts (url_norm);
+        CREATE TABLE observations (
+          url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, observed_at VARCHAR NOT NULL, http_status INTEGER,
+          price_usd DOUBLE, amount_atomic VARCHAR, network VARCHAR, asset VARCHAR, pay_to VARCHAR,
+          PRIMARY KEY (url_norm, method, observed_at));`);
+      for (const [id, urlNorm] of [
+        ['sc-1', 'https://a.example/x'],
+        ['sc-2', 'https://a.example:8443/y'],
+        ['ps-1', null],
+      ] as const) {
+        await db.run('INSERT INTO receipts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          id,
+          'check',
+          '2026-11-01T00:00:00.000Z',
+          urlNorm,
+          urlNorm,
+          'GET',
+          'pay',
+          'price_ok',
+          'dry-run',
+          'live',
+          'free',
+          JSON.stringify({ id }),
+          false,
+        ]);
+      }
+      await db.run(
+        `INSERT INTO observations VALUES ('https://a.example/x', 'GET', '2026-11-01T00:00:00.000Z', 402, 0.01,
+          '10000', 'eip155:8453', '0xa', '0xb')`,
+      );
+    });
+
+    const store = await openDuckDbStore(path);
+    try {
+      expect(await store.checksByHost('a.example', 10)).toHaveLength(1);
+      expect(await store.observationsByHost('a.example', 10)).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+    await raw(async (db) => {
+      const hosts = await select(db, 'SELECT id, host FROM receipts ORDER BY id', []);
+      expect(hosts).toEqual([
+        { id: 'ps-1', host: null },
+        { id: 'sc-1', host: 'a.example' },
+        { id: 'sc-2', host: 'a.example:8443' },
+      ]);
+      expect(await select(db, 'SELECT host FROM observations', [])).toEqual([{ host: 'a.example' }]);
+      const indexes = await select(db, 'SELECT index_name FROM duckdb_indexes() ORDER BY index_name', []);
+      expect(indexes.map((i) => i.index_name)).toEqual(
+        expect.arrayContaining(['observations_by_host', 'receipts_by_host']),
+      );
+    });
+  });
+});
+
+describe('duckdb: listings kept in memory', () => {
+  it('answers after an import exactly what the table answers once reopened', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
+    dirs.push(dir);
+    const path = join(dir, 'db.duckdb');
+    const listing = (source: string, url: string, priceUsd: number | null) => ({
+      url,
+      urlNorm: url,
+      method: 'GET' as const,
+      priceUsd,
+      network: 'eip155:8453',
+      asset: null,
+      payTo: `0x${source}`,
+      source,
+    });
+    const urls = ['https://a.example/x', 'https://b.example/y', 'https://c.example/z'];
+    let store = await openDuckDbStore(path);
+    await store.importListings([listing('old', urls[0]!, 0.01), listing('old', urls[1]!, 0.02)]);
+    await store.importListings([listing('keep', urls[1]!, 0.03)]);
+    await store.importListings([listing('old', urls[2]!, Number.POSITIVE_INFINITY)]);
+    const cached = await Promise.all(urls.map((url) => store.listing(url, 'GET')));
+    await store.close();
+    store = await openDuckDbStore(path);
+    try {
+      expect(await Promise.all(urls.map((url) => store.listing(url, 'GET')))).toEqual(cached);
+      expect(cached.map((l) => l?.source ?? null)).toEqual([null, 'keep', 'old']);
+      expect(cached[2]?.priceUsd).toBeNull();
     } finally {
       await store.close();
     }

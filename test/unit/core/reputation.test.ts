@@ -198,6 +198,37 @@ describe('createReputationLookup', () => {
     ]);
   });
 
+  it('after its TTL answers the kept value at once while one refresh runs, so a check never waits for the store', async () => {
+    let now = NOW.getTime();
+    let release: (() => void) | null = null;
+    let calls = 0;
+    let days = [1, 2, 3, 4, 5];
+    const lookup = createReputationLookup({
+      now: () => new Date(now),
+      ttlMs: 1000,
+      source: {
+        async observationsByHost() {
+          calls++;
+          if (calls > 1) await new Promise<void>((done) => (release = done));
+          return days.map((d) => obs(A, d));
+        },
+        checksByHost: async () => [],
+        paidCalls: async () => [],
+      },
+    });
+    const first = await lookup({ url: 'https://api.example/a' });
+    expect(first).toMatchObject({ score: 100, inputs: { observations: 5 } });
+    now += 5000;
+    days = [1, 2, 3, 4, 5, 6];
+    const waited = new Promise((done) => setTimeout(() => done('waited for the store'), 20));
+    expect(await Promise.race([lookup({ url: 'https://api.example/a' }), waited])).toBe(first);
+    expect(await lookup({ url: 'https://api.example/a' })).toBe(first);
+    expect(calls).toBe(2);
+    (release as (() => void) | null)?.();
+    await new Promise((done) => setTimeout(done, 0));
+    expect(await lookup({ url: 'https://api.example/a' })).toMatchObject({ inputs: { observations: 6 } });
+  });
+
   it('is null when the store fails', async () => {
     const errors: unknown[] = [];
     const fail = async (): Promise<never> => {
