@@ -81,6 +81,7 @@ export async function run(): Promise<Result> {
     const floorLeg = newLeg();
     const checkLeg = newLeg();
     const syncs = { count: 0, ms: 0, records: 0 };
+    const lag = { answered: 1, files: 0 };
     for (let r = 1; r <= rounds; r++) {
       const floorBefore = await floor.stats();
       const floorResult = await runLoad({
@@ -108,10 +109,16 @@ export async function run(): Promise<Result> {
         },
       });
       const after = await addLeg(checkLeg, checkResult, service, before);
-      syncs.records += (await countDurable(service.dataDir)).journalRecords - recordsBefore;
+      const now = await countDurable(service.dataDir);
+      lag.answered += checkResult.acceptedTotal;
+      lag.files = now.receiptFiles;
+      syncs.records += now.journalRecords - recordsBefore;
       syncs.count += after.datasync - before.datasync;
       syncs.ms += after.datasyncMs - before.datasyncMs;
       print(`service, cached check (round ${r})`, checkResult, after, before);
+      console.log(
+        `${''.padEnd(34)} receipt files written when the load stopped: ${lag.files} of ${lag.answered}`,
+      );
     }
     const serviceStats = await service.stats();
     await floor.stop();
@@ -171,6 +178,7 @@ export async function run(): Promise<Result> {
       { name: 'check CPU per answer', value: round(perAnswer(checkLeg), 3), unit: 'ms' },
       { name: 'receipts per fsync', value: round(perSync, 1), unit: '' },
       { name: 'journal fsync mean', value: round(syncMean, 3), unit: 'ms' },
+      { name: 'receipt files behind at load end', value: lag.answered - lag.files, unit: '' },
       { name: 'service RSS after load', value: round(serviceStats.rss / 2 ** 20, 0), unit: 'MiB' },
       { name: 'service peak RSS', value: round(serviceStats.maxRss / 2 ** 20, 0), unit: 'MiB' },
     ];
