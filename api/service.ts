@@ -2,7 +2,6 @@
  * The composition root: builds every part of the live service from a `Config` and wires the defaults. The entry
  * file (`api/main.ts`) serves what this returns; end-to-end tests start it on port 0 the same way.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
@@ -27,6 +26,7 @@ import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
 import { createLedger } from '../io/ledger.ts';
 import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/prober.ts';
+import { pooledRandom } from '../io/random-pool.ts';
 import type { ReceiptFileWriter } from '../io/receipt-file-writer.ts';
 import { watchPublishedRuns } from '../io/run-ingest.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
@@ -128,7 +128,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     store,
     ledger,
     now,
-    random: (n) => randomBytes(n),
+    random: pooledRandom(),
     baseUrl: config.baseUrl,
     gate: {
       trustProxy: config.trustProxy,
