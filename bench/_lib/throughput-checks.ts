@@ -2,7 +2,7 @@
  * What the throughput bench checks of the answers it gets: a cached check's receipt id, the receipt the floor signs,
  * and a sample of receipt files verified with the auditors' verifier.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { verifyReceipt } from '../../verify/verify.ts';
 import type { Timed } from './http.ts';
@@ -45,4 +45,15 @@ export async function verifySample(
     if ((await verifyReceipt(receipt, jwks)).ok) ok++;
   }
   return { checked, ok };
+}
+
+/** Waits (at most 120 s) until `dir` holds `count` receipt files; returns how long that took in ms. */
+export async function waitForFiles(dir: string, count: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < 120_000) {
+    const files = (await readdir(dir)).filter((name) => name.endsWith('.json')).length;
+    if (files >= count) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return performance.now() - started;
 }
