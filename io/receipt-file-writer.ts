@@ -21,13 +21,8 @@ export type ReceiptFileWriter = {
 // Plain JavaScript, evaluated by the worker: no loader is needed, so it runs the same under tsx, node and vitest.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { mkdirSync, readlinkSync, renameSync, rmSync, writeFileSync } = require('node:fs');
-const { setPriority } = require('node:os');
+const { mkdirSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
-try {
-  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
-} catch {}
 let n = 0;
 const writeOne = (id, text) => {
   const path = join(workerData.dir, id + '.json');
