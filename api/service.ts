@@ -2,7 +2,6 @@
  * The composition root: builds every part of the live service from a `Config` and wires the defaults. The entry
  * file (`api/main.ts`) serves what this returns; end-to-end tests start it on port 0 the same way.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
@@ -27,6 +26,8 @@ import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
 import { createLedger } from '../io/ledger.ts';
 import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/prober.ts';
+import { pooledRandom } from '../io/random-pool.ts';
+import type { ReceiptFileWriter } from '../io/receipt-file-writer.ts';
 import { watchPublishedRuns } from '../io/run-ingest.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
 import { createApp } from './app.ts';
@@ -63,6 +64,8 @@ export type ServiceOverrides = {
   chain?: ChainReaderLike | null;
   /** fdatasync journal batches (default true). */
   fsync?: boolean;
+  /** Writes the receipt files (default: the ledger's background writer into `DATA_DIR/receipts`). */
+  receiptFiles?: ReceiptFileWriter;
 };
 
 /** Builds the service over `DATA_DIR` and recovers its state from the journal. */
@@ -86,6 +89,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     store,
     receiptsDir: paths.receipts,
     checkpointFile: paths.checkpoint,
+    ...(overrides.receiptFiles ? { files: overrides.receiptFiles } : {}),
   });
   await recoverWithQuota(ledger, quota, now());
   const hosted = await createHosted({
@@ -124,7 +128,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     store,
     ledger,
     now,
-    random: (n) => randomBytes(n),
+    random: pooledRandom(),
     baseUrl: config.baseUrl,
     gate: {
       trustProxy: config.trustProxy,

@@ -20,7 +20,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * @example canonicalJson({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  assertIJson(value, '$', new Set());
+  assertIJson(value, [], new Set());
   const text = canonicalize(value);
   // Only a top-level `undefined` reaches here without text; it has no JSON form at all.
   if (text === undefined) throw new TypeError('canonicalJson: $ has no JSON representation (undefined)');
@@ -35,7 +35,11 @@ export function canonicalBytes(value: unknown): Uint8Array {
   return new TextEncoder().encode(canonicalJson(value));
 }
 
-function assertIJson(value: unknown, path: string, ancestors: Set<object>): void {
+/**
+ * Walks `value` once. The path of a member is kept as a stack of keys and written out only when a check fails: every
+ * receipt is checked on the request path, and building a path string per member cost more than the checks.
+ */
+function assertIJson(value: unknown, path: Array<string | number>, ancestors: Set<object>): void {
   const type = typeof value;
   if (type === 'string') {
     if (LONE_SURROGATE.test(value as string)) fail(path, 'a string with a lone surrogate');
@@ -55,9 +59,13 @@ function assertIJson(value: unknown, path: string, ancestors: Set<object>): void
   if (ancestors.has(obj)) fail(path, 'a circular reference');
   ancestors.add(obj);
   if (Array.isArray(obj)) {
-    obj.forEach((item, i) => {
-      assertIJson(item, `${path}[${i}]`, ancestors);
-    });
+    for (let i = 0; i < obj.length; i++) {
+      // A hole is skipped, as `forEach` skips it (JSON writes it as null).
+      if (!(i in obj)) continue;
+      path.push(i);
+      assertIJson(obj[i], path, ancestors);
+      path.pop();
+    }
   } else {
     const proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null) {
@@ -66,15 +74,19 @@ function assertIJson(value: unknown, path: string, ancestors: Set<object>): void
         `a non-plain object (${(obj as { constructor?: { name?: string } }).constructor?.name ?? '?'})`,
       );
     }
-    for (const [key, member] of Object.entries(obj)) {
-      const memberPath = `${path}.${key}`;
-      if (LONE_SURROGATE.test(key)) fail(memberPath, 'a key with a lone surrogate');
-      if (member !== undefined) assertIJson(member, memberPath, ancestors);
+    const record = obj as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      path.push(key);
+      if (LONE_SURROGATE.test(key)) fail(path, 'a key with a lone surrogate');
+      const member = record[key];
+      if (member !== undefined) assertIJson(member, path, ancestors);
+      path.pop();
     }
   }
   ancestors.delete(obj);
 }
 
-function fail(path: string, what: string): never {
-  throw new TypeError(`canonicalJson: ${path} is ${what}, which RFC 8785 / I-JSON cannot represent`);
+function fail(path: Array<string | number>, what: string): never {
+  const shown = path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('');
+  throw new TypeError(`canonicalJson: $${shown} is ${what}, which RFC 8785 / I-JSON cannot represent`);
 }

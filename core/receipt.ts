@@ -2,7 +2,7 @@
  * Receipts (spec §2.6): public ids, the signing input, signing through an injected signer, badge snippets.
  * Pure: randomness and the Ed25519 key come in as parameters (the key lives in `io/keys.ts`).
  */
-import { canonicalBytes } from './jcs.ts';
+import { canonicalBytes, canonicalJson } from './jcs.ts';
 
 /** Id prefixes: `sc-` for checks, `ps-` for payment-status receipts (spec §2.6). */
 export type ReceiptIdPrefix = 'sc-' | 'ps-';
@@ -56,13 +56,34 @@ export function signingInput(receipt: object): Uint8Array {
  * @example signReceipt({ id: 'sc-…', verdict: 'pay' }, signer) // { id, verdict, kid, signature }
  */
 export function signReceipt<T extends object>(unsigned: T, signer: Signer): T & SignatureFields {
+  return signReceiptJson(unsigned, signer).receipt;
+}
+
+/** A signed receipt and its JSON text. */
+export type SignedReceipt<T> = { receipt: T & SignatureFields; json: string };
+
+const UTF8 = new TextEncoder();
+
+/**
+ * {@link signReceipt}, serializing once: `json` is the signed bytes (RFC 8785 text of the receipt without its
+ * signature) with the `signature` member appended before the closing brace. It parses to `receipt`, and removing
+ * that last member gives back exactly what an auditor recomputes, so the same text serves as journal record,
+ * receipt file and answer.
+ * @example signReceiptJson({ id: 'sc-…' }, signer).json // '{"id":"sc-…","kid":"k1","signature":"…"}'
+ */
+export function signReceiptJson<T extends object>(unsigned: T, signer: Signer): SignedReceipt<T> {
   const { signature: _stale, ...rest } = unsigned as Record<string, unknown>;
   const withKid = { ...rest, kid: signer.kid };
-  const signature = signer.sign(signingInput(withKid));
+  const text = canonicalJson(withKid);
+  const signature = signer.sign(UTF8.encode(text));
   if (signature.length !== 64) {
     throw new RangeError(`signReceipt: signer returned ${signature.length} bytes, Ed25519 gives 64`);
   }
-  return { ...withKid, signature: base64url(signature) } as T & SignatureFields;
+  const encoded = base64url(signature);
+  return {
+    receipt: { ...withKid, signature: encoded } as T & SignatureFields,
+    json: `${text.slice(0, -1)},"signature":"${encoded}"}`,
+  };
 }
 
 /** Inputs of {@link badgeSnippets}. */

@@ -6,7 +6,12 @@
  * Writes are queued and flushed in batches: the journal already made them durable, and a multi-row insert costs
  * about what a single one does.
  */
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import {
+  type DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBPreparedStatement,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
 import type { HostObservation } from '../core/reputation.ts';
@@ -382,11 +387,19 @@ async function insertReceipts(db: DuckDBConnection, rows: ReceiptRow[]): Promise
     values.push(r.tier, JSON.stringify(r.body), isPublicState(r.body), hostOf(r.urlNorm));
   }
   const tuple = `(${Array(14).fill('?').join(',')})`;
-  await db.run(
-    `INSERT OR IGNORE INTO receipts (${RECEIPT_COLUMNS}) VALUES ${rows.map(() => tuple).join(',')}`,
-    values,
-  );
+  const sql = `INSERT OR IGNORE INTO receipts (${RECEIPT_COLUMNS}) VALUES ${rows.map(() => tuple).join(',')}`;
+  if (rows.length !== CHUNK) return void (await db.run(sql, values));
+  // A full chunk is the common case under load: its statement is parsed and planned once per connection.
+  let prepared = fullChunkInserts.get(db);
+  if (!prepared) {
+    prepared = await db.prepare(sql);
+    fullChunkInserts.set(db, prepared);
+  }
+  prepared.bind(values);
+  await prepared.run();
 }
+
+const fullChunkInserts = new WeakMap<DuckDBConnection, DuckDBPreparedStatement>();
 
 /**
  * Databases made before `public_state` existed get the column, filled from each receipt by the one rule

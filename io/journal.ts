@@ -38,6 +38,11 @@ export type JournalStats = { appended: number; batches: number; syncs: number; s
 export type Journal = {
   /** Resolves once the record is durably on disk, with its position. */
   append(record: object): Promise<JournalPosition>;
+  /**
+   * {@link Journal.append} of a record the caller already serialized (`JSON.stringify` of a plain object, or any
+   * JSON object text without a raw line break), so a record is serialized once for the journal and its other uses.
+   */
+  appendJson(text: string): Promise<JournalPosition>;
   /** Visits acknowledged records in order; `since` is a `position.cursor` to resume after. */
   replay(
     visit: (record: unknown, position: JournalPosition) => void | Promise<void>,
@@ -173,6 +178,21 @@ async function openLocked(
     }
   }
 
+  function enqueue(body: string): Promise<JournalPosition> {
+    if (closed) return Promise.reject(new Error('journal: closed'));
+    if (failure !== null)
+      return Promise.reject(new Error('journal: stopped after a write error', { cause: failure }));
+    if (typeof body !== 'string' || !body.startsWith('{') || !body.endsWith('}')) {
+      return Promise.reject(new TypeError('journal: a record must serialize to a JSON object'));
+    }
+    const seq = nextSeq++;
+    const position: JournalPosition = { seq, segment: '', cursor: String(seq) };
+    return new Promise<JournalPosition>((resolve, reject) => {
+      queue.push({ line: `{"seq":${seq},"rec":${body}}\n`, position, resolve, reject });
+      kick();
+    });
+  }
+
   function kick(): void {
     if (writing !== null) return;
     writing = drain().finally(() => {
@@ -183,24 +203,18 @@ async function openLocked(
 
   return {
     append(record) {
-      if (closed) return Promise.reject(new Error('journal: closed'));
-      if (failure !== null)
-        return Promise.reject(new Error('journal: stopped after a write error', { cause: failure }));
       let body: string;
       try {
         body = JSON.stringify(record);
       } catch (error) {
         return Promise.reject(error);
       }
-      if (typeof body !== 'string' || !body.startsWith('{')) {
-        return Promise.reject(new TypeError('journal: a record must serialize to a JSON object'));
-      }
-      const seq = nextSeq++;
-      const position: JournalPosition = { seq, segment: '', cursor: String(seq) };
-      return new Promise<JournalPosition>((resolve, reject) => {
-        queue.push({ line: `{"seq":${seq},"rec":${body}}\n`, position, resolve, reject });
-        kick();
-      });
+      return enqueue(body);
+    },
+    appendJson(text) {
+      // A raw line break would split the record in two lines: the journal's one framing rule.
+      if (text.includes('\n')) return Promise.reject(new TypeError('journal: a record must be one line'));
+      return enqueue(text);
     },
     async replay(visit, replayOptions = {}) {
       // Only what is acknowledged: the active segment is read up to its last fdatasync'd byte.

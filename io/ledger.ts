@@ -6,13 +6,17 @@
  * Durability (design.md promise 2) comes from the journal: `issue()` resolves only once the batch holding the
  * receipt has been fsynced. The receipt file, the DuckDB row and the observation are views written after that,
  * and `recover()` rebuilds them from the journal at start-up, so a SIGKILL at any moment loses nothing that was
- * acknowledged (promise 3).
+ * acknowledged (promise 3). Until its file is written a receipt is served from memory.
+ *
+ * A receipt is serialized once (`signReceiptJson`): the signed text goes into the journal line and, as it is, into
+ * the receipt file, which a worker thread writes after the answer (`receipt-file-writer.ts`).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { HttpMethod, Observation } from '../core/model.ts';
-import { type Signer, signReceipt } from '../core/receipt.ts';
+import { type Signer, signReceiptJson } from '../core/receipt.ts';
 import type { Journal } from './journal.ts';
-import { readReceiptFile, writeReceiptFile } from './receipt-files.ts';
+import { createReceiptFileWriter, type ReceiptFileWriter } from './receipt-file-writer.ts';
+import { readReceiptFile } from './receipt-files.ts';
 import type { ReceiptRow, Store } from './store.ts';
 
 export type IssueMeta = {
@@ -53,6 +57,8 @@ export type Ledger = {
 };
 
 const RECENT = 10_000;
+/** Most receipts answered whose file is not written yet (memory holds them until it is). */
+const MAX_UNWRITTEN = 10_000;
 
 /** Creates the ledger over its parts. */
 export function createLedger(parts: {
@@ -61,25 +67,22 @@ export function createLedger(parts: {
   store: Store;
   receiptsDir: string;
   checkpointFile: string;
+  /** Writes the receipt files (default: a worker thread writing into `receiptsDir`). */
+  files?: ReceiptFileWriter;
 }): Ledger {
   const { journal, store, receiptsDir } = parts;
   const recent = new Map<string, Record<string, unknown>>();
-  // Receipt files are written one at a time by a single background writer: their syscalls would otherwise fill
-  // libuv's thread pool ahead of the journal's write and fdatasync, which every answer waits for.
-  const pendingFiles = new Map<string, Record<string, unknown>>();
-  let writer: Promise<void> | null = null;
-  const kick = (): void => {
-    if (writer) return;
-    writer = (async () => {
-      for (const [id, receipt] of pendingFiles) {
-        await writeReceiptFile(receiptsDir, receipt as { id: string }).catch((error: unknown) =>
-          console.error('[spotcheck] [ledger] receipt file not written', error),
-        );
-        pendingFiles.delete(id);
-      }
-    })().finally(() => {
-      writer = null;
-      if (pendingFiles.size > 0) kick();
+  const files = parts.files ?? createReceiptFileWriter(receiptsDir);
+  // Receipts whose file is not written yet, by id; served from here until it is.
+  const unwritten = new Map<string, Record<string, unknown>>();
+  let batch: Array<readonly [string, string]> = [];
+  // The files of one turn of the event loop go to the writer together, after the answers of that turn.
+  const sendFiles = () => {
+    const sending = batch;
+    batch = [];
+    files.write(sending);
+    void files.settle().then(() => {
+      for (const [id] of sending) unwritten.delete(id);
     });
   };
 
@@ -87,28 +90,33 @@ export function createLedger(parts: {
     if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
     recent.set(String(receipt.id), receipt);
   };
-  const publish = (record: JournalRecord) => {
-    store.indexReceipts([{ ...record.row, body: record.receipt }]);
-    if (record.observation) {
-      store.addObservation(record.observation.urlNorm, record.observation.method, record.observation.value);
+  /** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
+  const publish = (receipt: Record<string, unknown>, json: string, meta: IssueMeta) => {
+    store.indexReceipts([{ ...meta.row, body: receipt }]);
+    if (meta.observation) {
+      store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
     }
-    pendingFiles.set(String(record.receipt.id), record.receipt);
-    kick();
+    const id = String(receipt.id);
+    unwritten.set(id, receipt);
+    if (batch.length === 0) setImmediate(sendFiles);
+    batch.push([id, `${json}\n`]);
   };
   const settle = async (): Promise<void> => {
-    while (writer) await writer;
+    if (batch.length > 0) sendFiles();
+    await files.settle();
   };
   /** The newest journal cursor this process appended or replayed. */
   let latest: string | null = null;
 
   return {
     async issue(unsigned, meta) {
-      const receipt = signReceipt(unsigned, parts.signer());
-      const record: JournalRecord = { v: 1, kind: 'receipt', receipt, ...meta };
-      const position = await journal.append(record);
+      // Files lag behind the answers only so far: past this many, a new receipt waits for the writer to catch up.
+      while (unwritten.size >= MAX_UNWRITTEN) await settle();
+      const { receipt, json } = signReceiptJson(unsigned, parts.signer());
+      const position = await journal.appendJson(receiptRecordJson(json, meta));
       latest = later(latest, position.cursor);
       remember(receipt);
-      publish(record);
+      publish(receipt, json, meta);
       return receipt;
     },
     async attach(attached) {
@@ -116,7 +124,7 @@ export function createLedger(parts: {
       latest = later(latest, (await journal.append(record)).cursor);
     },
     async get(id) {
-      const hit = recent.get(id) ?? pendingFiles.get(id);
+      const hit = recent.get(id) ?? unwritten.get(id);
       if (hit) return hit;
       const file = (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
       return file ?? (await store.receipt(id));
@@ -139,7 +147,10 @@ export function createLedger(parts: {
           if (record?.kind !== 'receipt') return;
           records++;
           if (checkpoint === null || Number(position.cursor) > Number(checkpoint)) {
-            publish(record);
+            const { receipt, v: _v, kind: _kind, quota: _quota, ...meta } = record;
+            // The file gets the text an answer would have written: the signature member last.
+            const { signature, ...unsigned } = receipt;
+            publish(receipt, JSON.stringify({ ...unsigned, signature }), meta);
             reindexed++;
           }
         },
@@ -153,11 +164,21 @@ export function createLedger(parts: {
     },
     async checkpoint() {
       await settle();
+      await files.close();
       await store.flush();
       if (latest !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: latest }));
     },
     settle,
   };
+}
+
+/**
+ * The journal line of a receipt, around its signed text: `{"v":1,"kind":"receipt","receipt":<json>,...meta}`. The
+ * receipt is spliced in as it was signed rather than serialized again.
+ */
+function receiptRecordJson(json: string, meta: IssueMeta): string {
+  const rest = JSON.stringify(meta);
+  return `{"v":1,"kind":"receipt","receipt":${json}${rest === '{}' ? '' : `,${rest.slice(1, -1)}`}}`;
 }
 
 /** The larger of two journal cursors (they are sequence numbers). */

@@ -48,6 +48,18 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await store.receipt('sc-missing')).toBeNull();
     });
 
+    it('indexes many receipts in one flush (several insert chunks), twice, keeping each once', async () => {
+      const at = (i: number) => new Date(Date.UTC(2026, 10, 1, 0, 0, i)).toISOString();
+      const rows = Array.from({ length: 450 }, (_, i) => row(`sc-many-${i}`, at(i)));
+      store.indexReceipts(rows);
+      await store.flush();
+      store.indexReceipts(rows.map((r) => ({ ...r, body: { changed: true } })));
+      store.indexReceipts([row('sc-many-last', at(999))]);
+      expect((await store.listReceipts({ page: 1, pageSize: 10 })).total).toBe(451);
+      expect(await store.receipt('sc-many-0')).toEqual({ id: 'sc-many-0', issued_at: at(0) });
+      expect(await store.receipt('sc-many-449')).toEqual({ id: 'sc-many-449', issued_at: at(449) });
+    });
+
     /** A check receipt body as `api/check.ts` signs it, with the members the public-state rule reads. */
     const checkBody = (id: string, issuedAt: string, extra: Record<string, unknown> = {}) => ({
       id,

@@ -46,6 +46,20 @@ describe('createJournal: group commit', () => {
     await journal.close();
   });
 
+  it('takes a record already serialized (appendJson) in the same order and framing as append', async () => {
+    const journal = await createJournal({ dir });
+    const [a, b] = await Promise.all([
+      journal.append({ a: 1 }),
+      journal.appendJson('{"b":"line\\nbreak escaped","c":[1,2]}'),
+    ]);
+    expect([a?.seq, b?.seq]).toEqual([1, 2]);
+    await expect(journal.appendJson('{"raw":"line\nbreak"}')).rejects.toThrow(/one line/);
+    await expect(journal.appendJson('[1]')).rejects.toThrow(/JSON object/);
+    const replayed = await collect((visit) => journal.replay(visit));
+    expect(replayed.map((r) => r.record)).toEqual([{ a: 1 }, { b: 'line\nbreak escaped', c: [1, 2] }]);
+    await journal.close();
+  });
+
   it('caps a batch at maxBatch records', async () => {
     const journal = await createJournal({ dir, maxBatch: 100 });
     await Promise.all(Array.from({ length: 1000 }, (_, i) => journal.append({ i })));

@@ -1,0 +1,91 @@
+/**
+ * Receipt files are written after the answer (issue 10 point 5): a receipt is acknowledged once its journal line is
+ * durable, served from memory until its file exists, and a process that dies between the fdatasync and the file
+ * write leaves nothing lost: the next start replays the journal into the missing file and index row.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signingInput, signReceipt } from '../../../core/receipt.ts';
+import { createJournal } from '../../../io/journal.ts';
+import { createLedger } from '../../../io/ledger.ts';
+import { createMemoryStore } from '../../../io/memory-store.ts';
+import type { ReceiptFileWriter } from '../../../io/receipt-file-writer.ts';
+import { checkRow } from '../../fixtures/check-row.ts';
+
+const NOW = new Date('2026-11-24T04:00:00.000Z');
+const signer = { kid: 'k1', sign: (bytes: Uint8Array) => new Uint8Array(64).fill(bytes.length % 251) };
+const ID = 'sc-bbbbbbbbbbbbbbbbbbbbbbbbba';
+const { body: _body, ...row } = checkRow(ID, 'https://x.example/', 'pay', NOW.toISOString());
+const unsigned = { id: ID, issued_at: NOW.toISOString(), verdict: 'pay', note: 'é ünïcode \u2028', n: 1.5 };
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sc-ledger-files-'));
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+/** A writer that never gets to write: the process dies before the worker runs. */
+function dyingWriter(): ReceiptFileWriter & { queued: string[] } {
+  const queued: string[] = [];
+  return {
+    queued,
+    write: (files) => {
+      for (const [id] of files) queued.push(id);
+    },
+    settle: () => (queued.length === 0 ? Promise.resolve() : new Promise(() => {})),
+    close: () => new Promise(() => {}),
+  };
+}
+
+async function open(files?: ReceiptFileWriter) {
+  const journal = await createJournal({ dir: join(dir, 'journal'), now: () => NOW });
+  const store = createMemoryStore();
+  const ledger = createLedger({
+    signer: () => signer,
+    journal,
+    store,
+    receiptsDir: join(dir, 'receipts'),
+    checkpointFile: join(dir, 'checkpoint.json'),
+    ...(files ? { files } : {}),
+  });
+  await ledger.recover({ attachedSince: '2026-11-24', onAttached: () => {} });
+  return { journal, store, ledger };
+}
+
+describe('receipt files after the answer', () => {
+  it('serves an acknowledged receipt before its file exists, and a restart after a kill writes the file', async () => {
+    const writer = dyingWriter();
+    const first = await open(writer);
+    const issued = await first.ledger.issue(unsigned, { row, observation: null, attached: null });
+    // The signature covers the same RFC 8785 bytes as the one-object path.
+    expect(issued).toEqual(signReceipt(unsigned, signer));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writer.queued).toEqual([ID]);
+    expect(existsSync(join(dir, 'receipts', `${ID}.json`))).toBe(false);
+    expect(await first.ledger.get(ID)).toEqual(issued);
+    // SIGKILL here: no checkpoint, no file. Only the journal's lock is released so the same process can reopen it.
+    await first.journal.close();
+
+    const second = await open();
+    const text = await readFile(join(dir, 'receipts', `${ID}.json`), 'utf8');
+    expect(JSON.parse(text)).toEqual(issued);
+    expect(signingInput(JSON.parse(text))).toEqual(signingInput(issued));
+    expect(await second.store.receipt(ID)).toEqual(issued);
+    expect(await second.ledger.get(ID)).toEqual(issued);
+    await second.ledger.checkpoint();
+    await second.journal.close();
+  });
+
+  it('writes the file as the signed text: the signing input with the signature member last', async () => {
+    const { ledger, journal } = await open();
+    const issued = await ledger.issue(unsigned, { row, observation: null, attached: null });
+    await ledger.checkpoint();
+    const text = await readFile(join(dir, 'receipts', `${ID}.json`), 'utf8');
+    const input = new TextDecoder().decode(signingInput(issued));
+    expect(text).toBe(`${input.slice(0, -1)},"signature":"${issued.signature}"}\n`);
+    await journal.close();
+  });
+});
