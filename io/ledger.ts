@@ -7,6 +7,10 @@
  * receipt has been fsynced. The receipt file, the DuckDB row and the observation are views written after that,
  * and `recover()` rebuilds them from the journal at start-up, so a SIGKILL at any moment loses nothing that was
  * acknowledged (promise 3).
+ *
+ * With a store other instances read (PostgreSQL, `DATABASE_URL`), an instance serves another's receipts from the
+ * store alone, so the `committed` port makes `issue()` also wait until the receipt's row is committed there: an
+ * acknowledged receipt is then both in this instance's journal and where every instance serves it (issue 10).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { HttpMethod, Observation } from '../core/model.ts';
@@ -61,6 +65,8 @@ export function createLedger(parts: {
   store: Store;
   receiptsDir: string;
   checkpointFile: string;
+  /** With a shared store: resolves once the receipt's row is committed there (group commit), rejects if not. */
+  committed?: (receiptId: string) => Promise<void>;
 }): Ledger {
   const { journal, store, receiptsDir } = parts;
   const recent = new Map<string, Record<string, unknown>>();
@@ -109,6 +115,7 @@ export function createLedger(parts: {
       latest = later(latest, position.cursor);
       remember(receipt);
       publish(record);
+      if (parts.committed) await parts.committed(String(receipt.id));
       return receipt;
     },
     async attach(attached) {

@@ -25,10 +25,42 @@ import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } f
 
 const CHUNK = 500;
 
-/** Opens a pool on `url`, applies pending migrations, and returns the store. */
-export async function openPostgresStore(url: string, options: { poolSize?: number } = {}): Promise<Store> {
+/** Opens a pool of `poolSize` connections (default 10) on `url` and applies pending migrations. */
+export async function connectPostgres(url: string, options: { poolSize?: number } = {}): Promise<Sql> {
   const sql = postgres(url, { max: options.poolSize ?? 10, onnotice: () => {} });
-  await migrate(sql);
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    throw error;
+  }
+  return sql;
+}
+
+/** Opens a pool on `url`, applies pending migrations, and returns the store, which ends the pool on close. */
+export async function openPostgresStore(url: string, options: { poolSize?: number } = {}): Promise<Store> {
+  return postgresStore(await connectPostgres(url, options), { endPool: true });
+}
+
+/** The PostgreSQL store, which can also say when a receipt's row is committed. */
+export type PostgresStore = Store & {
+  /**
+   * Resolves once the receipt `id`, queued by `indexReceipts`, is committed where every instance reads it; rejects
+   * when the index could not take it (the ledger then does not acknowledge it: issue 10 item 1).
+   */
+  committed(id: string): Promise<void>;
+};
+
+/** Receipt ids the index refused, kept for {@link PostgresStore.committed} (bounded: old ones are dropped). */
+const REFUSED_KEPT = 10_000;
+
+/** The store over a migrated pool; `endPool` says whether `close()` ends the pool (false when it is shared). */
+export function postgresStore(sql: Sql, options: { endPool: boolean }): PostgresStore {
+  const refused = new Set<string>();
+  const refuse = (id: string) => {
+    if (refused.size >= REFUSED_KEPT) refused.delete(refused.values().next().value as string);
+    refused.add(id);
+  };
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: Array<[string, HttpMethod, Observation]> = [];
   let inFlight: Array<[string, HttpMethod, Observation]> = [];
@@ -47,7 +79,12 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
         });
       } catch {
         // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
-        await insertChunk(batch.receipts, (rows) => insertReceipts(sql, rows));
+        for (const row of batch.receipts) {
+          await insertReceipts(sql, [row]).catch((error: unknown) => {
+            refuse(row.id);
+            console.error('[spotcheck] [store] receipt not indexed', error);
+          });
+        }
         await insertChunk(batch.observations, (rows) => insertObservations(sql, rows));
       }
       inFlight = [];
@@ -59,7 +96,11 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
       flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
   };
 
-  const store: Store = {
+  const store: PostgresStore = {
+    async committed(id) {
+      await flush();
+      if (refused.delete(id)) throw new Error(`receipt ${id} is not committed in PostgreSQL`);
+    },
     indexReceipts(rows) {
       receiptQueue.push(...rows);
       start();
@@ -168,7 +209,7 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
     flush,
     async close() {
       await flush();
-      await sql.end({ timeout: 5 });
+      if (options.endPool) await sql.end({ timeout: 5 });
     },
   };
   return store;
