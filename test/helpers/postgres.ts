@@ -26,9 +26,12 @@ export function postgresBin(): string | null {
   return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) ?? null;
 }
 
-/** Why PostgreSQL suites skip on this machine, null when they run. In CI they run: `.ci/run` installs it. */
+/**
+ * Why PostgreSQL suites skip on this machine, null when they run. In CI they run: `.ci/run` installs PostgreSQL and
+ * sets `SPOTCHECK_REQUIRE_POSTGRES=1`, so missing binaries fail the suites instead of skipping them.
+ */
 export const postgresMissing: string | null =
-  postgresBin() === null
+  postgresBin() === null && process.env.SPOTCHECK_REQUIRE_POSTGRES !== '1'
     ? 'PostgreSQL binaries not found (install Debian `postgresql` or set PG_BIN): PostgreSQL suites skip'
     : null;
 if (postgresMissing) console.warn(`[test] ${postgresMissing}`);
