@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseServiceKey } from '../../core/service-key.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { loadSalt } from '../../io/secrets.ts';
 import { issuedKey, runCli } from '../helpers/cli.ts';
@@ -193,6 +194,56 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
     const me = await fetch(`${instances[1]!.base}/v1/integrators/me`, { headers: { 'x-service-key': key } });
     expect(((await me.json()) as { current_month: { calls: number } }).current_month.calls).toBe(1005);
     receiptIds.push(...bodies.map((b) => b.receipt_id));
+  });
+
+  it('issues invoices from the shared usage with the CLI, served by every instance; a revoked key stops everywhere', async () => {
+    const key = await integrator('billed', '100');
+    const last = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15))
+      .toISOString()
+      .slice(0, 7);
+    const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      // 1,500 hosted calls last month: 500 past the free allowance at USD 0.02.
+      await admin`INSERT INTO hosted_usage (integrator, month, calls) VALUES ('billed', ${last}, 1500)`;
+    } finally {
+      await admin.end();
+    }
+    const run = await runCli('invoices-cli.ts', ['--month', last], dirs[1]!, { DATABASE_URL: databaseUrl });
+    expect(run.stderr).toBe('');
+    const id = `inv-${last.replace('-', '')}-billed`;
+    expect(JSON.parse(run.stdout)).toContainEqual({
+      id,
+      integrator: 'billed',
+      total_atomic: '10000000',
+      created: true,
+    });
+    for (const instance of instances) {
+      const res = await fetch(`${instance.base}/v1/invoices/${id}`, { headers: { 'x-service-key': key } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { invoice: { total: { atomic: string } } }).invoice.total.atomic).toBe(
+        '10000000',
+      );
+    }
+    const pdf = await fetch(`${instances[2]!.base}/v1/invoices/${id}.pdf`, {
+      headers: { 'x-service-key': key },
+    });
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    await pdf.body?.cancel();
+
+    const keyId = parseServiceKey(key)?.id ?? '';
+    const revoked = await runCli('integrators-cli.ts', ['revoke', keyId], dirs[2]!, {
+      DATABASE_URL: databaseUrl,
+    });
+    expect(revoked.code).toBe(0);
+    for (const instance of instances) {
+      for (let i = 0; ; i++) {
+        const me = await fetch(`${instance.base}/v1/integrators/me`, { headers: { 'x-service-key': key } });
+        await me.body?.cancel();
+        if (me.status === 401) break;
+        if (i > 100) throw new Error(`${instance.base} still takes a revoked key`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
   });
 
   it('serves every acknowledged receipt from every instance, the same bytes, and each verifies', async () => {
