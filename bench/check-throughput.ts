@@ -136,8 +136,8 @@ export async function run(): Promise<Result> {
   }
 }
 
-/** The receipt id of a correct cached-check answer, else null. */
-function receiptOf(answer: Timed): string | null {
+/** The receipt id of a correct cached-check answer (a `pay` verdict from the probe cache), else null. */
+export function receiptOf(answer: Timed): string | null {
   if (answer.status !== 200) return null;
   const body = JSON.parse(answer.body) as {
     receipt_id?: unknown;

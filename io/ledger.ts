@@ -10,7 +10,9 @@
  *
  * With a store other instances read (PostgreSQL, `DATABASE_URL`), an instance serves another's receipts from the
  * store alone, so the `committed` port makes `issue()` also wait until the receipt's row is committed there: an
- * acknowledged receipt is then both in this instance's journal and where every instance serves it (issue 10).
+ * acknowledged receipt is then both in this instance's journal and where every instance serves it (issue 10). The
+ * row is sent while the journal syncs, not after, so the answer waits for the slower of the two, not their sum; a
+ * receipt whose journal write fails may thus be in the store unacknowledged (signed and valid, never answered).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { HttpMethod, Observation } from '../core/model.ts';
@@ -93,13 +95,25 @@ export function createLedger(parts: {
     if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
     recent.set(String(receipt.id), receipt);
   };
-  const publish = (record: JournalRecord) => {
-    store.indexReceipts([{ ...record.row, body: record.receipt }]);
+  const publish = (record: JournalRecord, indexed = false) => {
+    if (!indexed) store.indexReceipts([{ ...record.row, body: record.receipt }]);
     if (record.observation) {
       store.addObservation(record.observation.urlNorm, record.observation.method, record.observation.value);
     }
     pendingFiles.set(String(record.receipt.id), record.receipt);
     kick();
+  };
+  /** Indexes the record now and returns the wait for its commit (its failure is kept until then, not thrown). */
+  const share = (record: JournalRecord, committed: (id: string) => Promise<void>) => {
+    store.indexReceipts([{ ...record.row, body: record.receipt }]);
+    const outcome = committed(String(record.receipt.id)).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    return async () => {
+      const failed = await outcome;
+      if (failed) throw failed.error;
+    };
   };
   const settle = async (): Promise<void> => {
     while (writer) await writer;
@@ -111,11 +125,13 @@ export function createLedger(parts: {
     async issue(unsigned, meta) {
       const receipt = signReceipt(unsigned, parts.signer());
       const record: JournalRecord = { v: 1, kind: 'receipt', receipt, ...meta };
+      // With a shared store the row is committed there while the journal syncs; the answer waits for both.
+      const shared = parts.committed ? share(record, parts.committed) : null;
       const position = await journal.append(record);
       latest = later(latest, position.cursor);
       remember(receipt);
-      publish(record);
-      if (parts.committed) await parts.committed(String(receipt.id));
+      publish(record, shared !== null);
+      if (shared) await shared();
       return receipt;
     },
     async attach(attached) {

@@ -71,12 +71,7 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
       const batch = { receipts: receiptQueue, observations: observationQueue };
       [receiptQueue, observationQueue, inFlight] = [[], [], batch.observations];
       try {
-        await sql.begin(async (tx) => {
-          for (let i = 0; i < batch.receipts.length; i += CHUNK)
-            await insertReceipts(tx, batch.receipts.slice(i, i + CHUNK));
-          for (let i = 0; i < batch.observations.length; i += CHUNK)
-            await insertObservations(tx, batch.observations.slice(i, i + CHUNK));
-        });
+        await insertBatch(sql, batch.receipts, batch.observations);
       } catch {
         // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
         for (const row of batch.receipts) {
@@ -220,9 +215,48 @@ function finite(value: number | null): number | null {
   return value === null || !Number.isFinite(value) ? null : value;
 }
 
+/**
+ * Inserts a batch atomically. A batch within one chunk is one statement (receipts and observations joined by a
+ * CTE): one round trip and one commit, which is what a receipt's acknowledgement waits for. A larger one (recovery,
+ * a crawl run) is a transaction of chunked statements.
+ */
+async function insertBatch(
+  sql: Sql,
+  receipts: ReceiptRow[],
+  observations: Array<[string, HttpMethod, Observation]>,
+): Promise<void> {
+  if (receipts.length > CHUNK || observations.length > CHUNK) {
+    await sql.begin(async (tx) => {
+      for (let i = 0; i < receipts.length; i += CHUNK) await insertReceipts(tx, receipts.slice(i, i + CHUNK));
+      for (let i = 0; i < observations.length; i += CHUNK)
+        await insertObservations(tx, observations.slice(i, i + CHUNK));
+    });
+  } else if (receipts.length === 0) {
+    await insertObservations(sql, observations);
+  } else if (observations.length === 0) {
+    await insertReceipts(sql, receipts);
+  } else {
+    await sql`WITH indexed AS (
+        INSERT INTO receipts ${sql(receiptValues(receipts))} ON CONFLICT (id) DO NOTHING)
+      INSERT INTO observations ${sql(observationValues(observations))} ON CONFLICT DO NOTHING`;
+  }
+}
+
 async function insertReceipts(sql: Sql | TransactionSql, rows: ReceiptRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const values = rows.map((r) => ({
+  await sql`INSERT INTO receipts ${sql(receiptValues(rows))} ON CONFLICT (id) DO NOTHING`;
+}
+
+async function insertObservations(
+  sql: Sql | TransactionSql,
+  rows: Array<[string, HttpMethod, Observation]>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`INSERT INTO observations ${sql(observationValues(rows))} ON CONFLICT DO NOTHING`;
+}
+
+function receiptValues(rows: ReceiptRow[]) {
+  return rows.map((r) => ({
     id: r.id,
     type: r.type,
     issued_at: r.issuedAt,
@@ -238,15 +272,10 @@ async function insertReceipts(sql: Sql | TransactionSql, rows: ReceiptRow[]): Pr
     body: JSON.stringify(r.body),
     public_state: isPublicState(r.body),
   }));
-  await sql`INSERT INTO receipts ${sql(values)} ON CONFLICT (id) DO NOTHING`;
 }
 
-async function insertObservations(
-  sql: Sql | TransactionSql,
-  rows: Array<[string, HttpMethod, Observation]>,
-): Promise<void> {
-  if (rows.length === 0) return;
-  const values = rows.map(([urlNorm, method, o]) => ({
+function observationValues(rows: Array<[string, HttpMethod, Observation]>) {
+  return rows.map(([urlNorm, method, o]) => ({
     url_norm: urlNorm,
     method,
     host: hostOf(urlNorm),
@@ -258,5 +287,4 @@ async function insertObservations(
     asset: o.asset,
     pay_to: o.pay_to,
   }));
-  await sql`INSERT INTO observations ${sql(values)} ON CONFLICT DO NOTHING`;
 }

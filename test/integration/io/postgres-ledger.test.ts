@@ -11,27 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJournal } from '../../../io/journal.ts';
 import { createLedger, type IssueMeta } from '../../../io/ledger.ts';
 import { connectPostgres, postgresStore } from '../../../io/postgres-store.ts';
+import { checkRow } from '../../fixtures/check-row.ts';
 import { postgresMissing, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 
 const signer = { kid: 'k', sign: () => new Uint8Array(64) };
 
-const metaOf = (id: string, url: string): IssueMeta => ({
-  row: {
-    id,
-    type: 'check',
-    issuedAt: '2026-11-24T10:00:00.000Z',
-    url,
-    urlNorm: url,
-    method: 'GET',
-    verdict: 'skip',
-    reason: 'no_paywall',
-    checkType: 'dry-run',
-    mode: 'live',
-    tier: 'exempt',
-  },
-  observation: null,
-  attached: null,
-});
+const metaOf = (id: string, url: string): IssueMeta => {
+  const { body: _, ...row } = checkRow(id, url, 'skip', '2026-11-24T10:00:00.000Z');
+  return { row, observation: null, attached: null };
+};
 
 describe.skipIf(postgresMissing !== null)('ledger over PostgreSQL', () => {
   let pg: TestPostgres;
