@@ -1,12 +1,12 @@
 /**
  * The access gate (design.md "Layout": free, paid, hosted, exempt, dry-run). It decides who is asking
- * ({@link resolveAsker}) and takes free-tier quota synchronously, before any await, so concurrent calls are
- * counted exactly.
+ * ({@link resolveAsker}) and takes free-tier quota atomically (`core/quota.ts`: in memory before any await, or in one
+ * PostgreSQL transaction shared by every instance), so concurrent calls are counted exactly, on one instance or many.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { clientNetworks } from '../core/client-address.ts';
-import type { Quota, QuotaKey, Reservation } from '../core/quota.ts';
+import type { QuotaKey, QuotaPort, Reservation, ReserveResult } from '../core/quota.ts';
 import { apiError } from './errors.ts';
 import { type Hosted, type HostedCaller, presentedKey } from './hosted.ts';
 import { clientAddress, type Identity, type ProxyTrust } from './identity.ts';
@@ -15,7 +15,7 @@ export type ExemptKey = { name: string; secret: string };
 
 export type Gate = ProxyTrust & {
   exemptKeys: ExemptKey[];
-  quota: Quota;
+  quota: QuotaPort;
   identity: Identity;
 };
 
@@ -91,25 +91,25 @@ export function hasPayment(event: H3Event): boolean {
  * Takes one free use of `bucket` for the caller, within the bucket's address, network and /48 ceilings. Null
  * when the day's free uses are gone.
  */
-export function takeFree(
+export async function takeFree(
   event: H3Event,
   gate: Gate,
   bucket: string,
   limits: AddressLimits,
-): FreeGrant | null {
-  return grant(gate.quota.reserve(addressKeys(event, gate, bucket, bucket, limits)), limits.perAddress);
+): Promise<FreeGrant | null> {
+  return grant(await gate.quota.reserve(addressKeys(event, gate, bucket, bucket, limits)), limits.perAddress);
 }
 
 /**
  * Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6), and within the
  * address, network and /48 ceilings too, so a caller naming a new `ref` for each call still meets a bound.
  */
-export function takeDryRun(
+export async function takeDryRun(
   event: H3Event,
   gate: Gate,
   caller: { ref: string | null; client: string | null },
   limits: AddressLimits & { perCaller: number },
-): FreeGrant | null {
+): Promise<FreeGrant | null> {
   const byAddress = addressKeys(event, gate, 'dry_run_ip', 'dry_run', limits);
   const id =
     caller.ref !== null
@@ -118,7 +118,7 @@ export function takeDryRun(
         ? gate.identity.hash('client', caller.client)
         : byAddress[0]!.id;
   const keys: QuotaKey[] = [{ bucket: 'dry_run', id, limit: limits.perCaller }, ...byAddress];
-  return grant(gate.quota.reserve(keys), limits.perCaller);
+  return grant(await gate.quota.reserve(keys), limits.perCaller);
 }
 
 /**
@@ -159,12 +159,16 @@ export async function answerFree<T extends object>(
       access: { tier: 'free', free_per_day: grant.perDay, free_used_today: grant.reservation.used },
     };
   } catch (error) {
-    grant.reservation.release();
+    // A release that fails (the shared quota's database unreachable) costs the caller one unit; the answer's own
+    // error is what the caller must see.
+    await Promise.resolve()
+      .then(() => grant.reservation.release())
+      .catch((reason: unknown) => console.error('[spotcheck] [quota] unit not given back', reason));
     throw error;
   }
 }
 
-function grant(result: ReturnType<Quota['reserve']>, perDay: number): FreeGrant | null {
+function grant(result: ReserveResult, perDay: number): FreeGrant | null {
   if (!result.ok) return null;
   const { reservation } = result;
   return {

@@ -16,6 +16,8 @@ export type Config = SharedConfig & {
   serviceWallet: `0x${string}` | null;
   /** Exempt keys (`name:secret`, comma-separated); `self` names the service's own self-test client. */
   exemptKeys: Array<{ name: string; secret: string }>;
+  /** `DATABASE_URL`: shared state for several instances in PostgreSQL; null keeps the embedded DuckDB. */
+  database: { url: string; poolSize: number } | null;
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));
@@ -29,6 +31,13 @@ const Env = v.object({
   RPC_URLS: v.optional(v.string(), ''),
   SERVICE_WALLET: v.optional(Address),
   EXEMPT_KEYS: v.optional(v.string(), ''),
+  DATABASE_URL: v.optional(
+    v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\/\S+$/, 'a postgres:// URL'), v.url()),
+  ),
+  DATABASE_POOL_SIZE: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(500)),
+    '10',
+  ),
 });
 
 /** Reads and validates the environment; throws a `TypeError` naming the bad variable. */
@@ -42,6 +51,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
     rpcUrls: splitList(e.RPC_URLS),
     serviceWallet: (e.SERVICE_WALLET as `0x${string}` | undefined) ?? null,
     exemptKeys: splitList(e.EXEMPT_KEYS).map(parseExemptKey),
+    database: e.DATABASE_URL ? { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE } : null,
   };
 }
 

@@ -36,9 +36,13 @@ export async function answerHosted<T extends Record<string, unknown>>(
   payPerCall: () => Promise<Response>,
 ) {
   const { hosted } = deps;
-  const rate = takeRate(event, hosted, caller);
+  const rate = await takeRate(event, hosted, caller);
   const endUser = endUserOf(event, deps);
-  const reserved = hosted.meter.reserve(caller.integrator.id, caller.integrator.creditLimitAtomic, endUser);
+  const reserved = await hosted.meter.reserve(
+    caller.integrator.id,
+    caller.integrator.creditLimitAtomic,
+    endUser,
+  );
   if (!reserved.ok) {
     if (hasPayment(event)) return payPerCall();
     return deps.sales.paymentRequired(
@@ -59,15 +63,17 @@ export async function answerHosted<T extends Record<string, unknown>>(
       access_tier: 'hosted' as const,
     };
   } catch (error) {
-    // No answer, no use (like the free quota).
-    use.release();
+    // No answer, no use (like the free quota); a use the shared meter cannot give back stays counted.
+    await Promise.resolve()
+      .then(() => use.release())
+      .catch((reason: unknown) => console.error('[spotcheck] [hosted] use not given back', reason));
     throw error;
   }
 }
 
 /** Counts a call of the key against its rate limit: the RateLimit fields on the answer, or a 429. */
-export function takeRate(event: H3Event, hosted: Hosted, caller: HostedCaller) {
-  const rate = hosted.rate.take(caller.key.id);
+export async function takeRate(event: H3Event, hosted: Hosted, caller: HostedCaller) {
+  const rate = await hosted.rate.take(caller.key.id);
   for (const [name, value] of Object.entries(rate.headers)) event.res.headers.set(name, value);
   if (!rate.allowed) {
     throw apiError(429, 'rate_limited', 'This key made 120 checks in the last minute.', rate.headers);

@@ -2,14 +2,18 @@
  * Hosted mode in the server (spec §5.4, §8): the integrator store, the keys in memory (a hosted call never waits
  * for the database), the usage meter restored from the snapshot and the journal, the per-key rate limit, and the
  * operator's operations arriving through the inbox. Routes meet it through the access gate.
+ *
+ * With `DATABASE_URL` the meter and the rate limit are shared by every instance (`io/postgres-hosted.ts`): a use is
+ * durable once reserved there, so nothing is journaled or folded, and the keys are reloaded whenever any instance
+ * or CLI announces a change (`io/postgres-integrators.ts`), and every minute besides.
  */
 import type { H3Event } from 'h3';
 import { HOSTED } from '../core/hosted.ts';
-import { createHostedMeter, type HostedMeter, type HostedUse } from '../core/hosted-meter.ts';
-import { createRateLimiter, type RateLimiter } from '../core/rate-limit.ts';
+import { createHostedMeter, type HostedUse, type MeterPort, meterPort } from '../core/hosted-meter.ts';
+import { createRateLimiter, type RatePort, ratePort } from '../core/rate-limit.ts';
 import type { Signer } from '../core/receipt.ts';
 import { hashSecret, parseServiceKey, sameHash } from '../core/service-key.ts';
-import { compactUsage, loadMeter, recordHostedUse } from '../io/hosted-usage.ts';
+import { compactUsage, type JournalTail, loadMeter, recordHostedUse } from '../io/hosted-usage.ts';
 import { applyOp, parseOp } from '../io/integrator-ops.ts';
 import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrator-store.ts';
 import { issueInvoices } from '../io/invoices.ts';
@@ -23,8 +27,8 @@ export type Hosted = {
   store: IntegratorStore;
   /** Where invoice files are written (`DATA_DIR/invoices`). */
   invoicesDir: string;
-  meter: HostedMeter;
-  rate: RateLimiter;
+  meter: MeterPort;
+  rate: RatePort;
   /** The caller of a presented key, or why it is refused (every refusal is a 401, spec §5.5). */
   authenticate(presented: string): { ok: true; caller: HostedCaller } | { ok: false; message: string };
   /** Durably records a hosted use before its answer leaves. */
@@ -36,7 +40,35 @@ export type Hosted = {
   close(): Promise<void>;
 };
 
-/** Opens hosted mode over its store and the service journal; restores this month's usage. */
+/** Counters every instance shares (`DATABASE_URL`), and how this instance hears of key changes. */
+export type SharedHosted = {
+  meter: MeterPort;
+  rate: RatePort;
+  /** Calls `onChange` when integrators or keys change anywhere; resolves with the stop function. */
+  watch(onChange: () => void): Promise<() => Promise<void>>;
+};
+
+/** Counters of one process: the meter restored from the snapshot and the journal, the rate limit in memory. */
+async function localCounters(store: IntegratorStore, journal: Journal, now: () => Date) {
+  const tail: JournalTail = (visit, options) => journal.replay(visit, options);
+  const meter = createHostedMeter({ now });
+  await compactUsage(store, tail);
+  await loadMeter(store, meter);
+  const rate = createRateLimiter({
+    limit: HOSTED.ratePerMinute,
+    windowSeconds: 60,
+    now: () => now().getTime(),
+  });
+  return {
+    tail,
+    meter: meterPort(meter),
+    rate: ratePort(rate),
+    record: (use: HostedUse, keyId: string, receiptId: string | null) =>
+      recordHostedUse(journal, use, keyId, receiptId),
+  };
+}
+
+/** Opens hosted mode over its store and the service journal; restores this month's usage (unless `shared`). */
 export async function createHosted(parts: {
   store: IntegratorStore;
   journal: Journal;
@@ -45,17 +77,18 @@ export async function createHosted(parts: {
   payTo: string;
   baseUrl: string;
   invoicesDir: string;
+  shared?: SharedHosted;
 }): Promise<Hosted> {
-  const { store, journal, now } = parts;
-  const tail = (visit: Parameters<Journal['replay']>[0], options: { since?: string }) =>
-    journal.replay(visit, options);
-  const meter = createHostedMeter({ now });
-  await compactUsage(store, tail);
-  await loadMeter(store, meter);
-  // The snapshot trails the journal by at most a minute, so a restart after a crash replays little.
+  const { store, journal, now, shared } = parts;
+  const counters = shared
+    ? { ...shared, tail: noJournal, record: async () => {} }
+    : await localCounters(store, journal, now);
+  const { tail } = counters;
+  // Embedded: the snapshot trails the journal by at most a minute, so a restart after a crash replays little.
+  // Shared: keys are reloaded every minute too, in case a change notice was missed (a dropped connection).
   const timer = setInterval(() => {
-    compactUsage(store, tail).catch((error: unknown) =>
-      console.error('[spotcheck] [hosted] usage snapshot not written', error),
+    (shared ? reload() : compactUsage(store, tail)).catch((error: unknown) =>
+      console.error('[spotcheck] [hosted] periodic work failed', error),
     );
   }, 60_000);
   timer.unref();
@@ -71,14 +104,19 @@ export async function createHosted(parts: {
     callers = next;
   };
   await reload();
+  const unwatch = shared
+    ? await shared.watch(() => {
+        reload().catch((error: unknown) => console.error('[spotcheck] [hosted] keys not reloaded', error));
+      })
+    : null;
   // A hash of a fixed text: an unknown key id costs the same hash and comparison as a known one.
   const decoy = hashSecret('no such key');
 
   return {
     store,
     invoicesDir: parts.invoicesDir,
-    meter,
-    rate: createRateLimiter({ limit: HOSTED.ratePerMinute, windowSeconds: 60, now: () => now().getTime() }),
+    meter: counters.meter,
+    rate: counters.rate,
     authenticate(presented) {
       const parsed = parseServiceKey(presented);
       if (parsed === null) return { ok: false, message: 'The service key is not valid.' };
@@ -89,7 +127,7 @@ export async function createHosted(parts: {
         return { ok: false, message: `The service key is ${caller.key.state}.` };
       return { ok: true, caller };
     },
-    record: (use, keyId, receiptId) => recordHostedUse(journal, use, keyId, receiptId),
+    record: counters.record,
     async apply(content) {
       const op = parseOp(JSON.parse(content));
       const result = await applyOp(store, op, (month) =>
@@ -110,11 +148,15 @@ export async function createHosted(parts: {
     compact: () => compactUsage(store, tail),
     async close() {
       clearInterval(timer);
+      await unwatch?.();
       await compactUsage(store, tail);
       await store.close();
     },
   };
 }
+
+/** With a shared store the use is counted when reserved: no journal records to fold or invoice from. */
+const noJournal: JournalTail = async () => {};
 
 /** The key a request presents (`x-service-key`, else `Authorization: Bearer`), null when it presents none. */
 export function presentedKey(event: H3Event): string | null {

@@ -10,6 +10,13 @@ const { server, url } = await listen(service, config.host, config.port);
 
 console.log(`[spotcheck] listening on ${url} on Node ${process.version} (receipts name ${config.baseUrl})`);
 console.log(`[spotcheck] data in ${config.dataDir}`);
+if (config.database) {
+  // The host and database only: the URL may carry a password.
+  const { host, pathname } = new URL(config.database.url);
+  console.log(
+    `[spotcheck] shared state in PostgreSQL at ${host}${pathname} (pool of ${config.database.poolSize})`,
+  );
+}
 if (service.serviceWallet.generated) {
   console.log(
     `[spotcheck] SERVICE_WALLET not set: payments go to ${service.serviceWallet.address}, whose key is in ${service.serviceWallet.keyFile}`,

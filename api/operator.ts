@@ -6,12 +6,15 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dataPaths } from '../io/data-paths.ts';
+import type { JournalTail } from '../io/hosted-usage.ts';
 import { handOver } from '../io/inbox.ts';
 import { applyOp, type IntegratorOp } from '../io/integrator-ops.ts';
 import { type IntegratorStore, openIntegratorStore } from '../io/integrator-store.ts';
 import { issueInvoices } from '../io/invoices.ts';
 import { readJournal } from '../io/journal.ts';
 import { loadSigningKeys } from '../io/keys.ts';
+import { postgresIntegratorStore } from '../io/postgres-integrators.ts';
+import { connectPostgres } from '../io/postgres-store.ts';
 import { loadServiceWallet } from '../io/secrets.ts';
 import { type Config, readConfig } from './config.ts';
 
@@ -23,6 +26,7 @@ export async function runOperatorOp(op: IntegratorOp): Promise<void> {
   const config = readConfig(process.env);
   const paths = dataPaths(config.dataDir);
   await mkdir(config.dataDir, { recursive: true });
+  if (config.database !== null) return runOnPostgres(config, config.database, op);
   let store: IntegratorStore;
   try {
     store = await openIntegratorStore(paths.integrators);
@@ -51,7 +55,31 @@ export function fail(message: string): never {
   process.exit(1);
 }
 
-async function invoicesWithoutServer(config: Config, store: IntegratorStore, month: string) {
+/**
+ * With `DATABASE_URL` the operation goes straight to PostgreSQL, whatever runs: every instance hears of key changes
+ * (`io/postgres-integrators.ts`), and usage is counted there, so invoices need no journal.
+ */
+async function runOnPostgres(config: Config, database: { url: string }, op: IntegratorOp): Promise<void> {
+  const sql = await connectPostgres(database.url, { poolSize: 2 });
+  try {
+    const store = postgresIntegratorStore(sql);
+    const result = await applyOp(store, op, (month) =>
+      invoicesWithoutServer(config, store, month, async () => {}),
+    );
+    console.log(JSON.stringify(result, null, 2));
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+async function invoicesWithoutServer(
+  config: Config,
+  store: IntegratorStore,
+  month: string,
+  tail?: JournalTail,
+) {
   const paths = dataPaths(config.dataDir);
   const keys = await loadSigningKeys({
     dir: paths.keys,
@@ -61,9 +89,11 @@ async function invoicesWithoutServer(config: Config, store: IntegratorStore, mon
   return issueInvoices({
     store,
     // No journal yet means no hosted use yet.
-    tail: async (visit, options) => {
-      if (existsSync(paths.journal)) await readJournal(paths.journal, visit, options);
-    },
+    tail:
+      tail ??
+      (async (visit, options) => {
+        if (existsSync(paths.journal)) await readJournal(paths.journal, visit, options);
+      }),
     month,
     now: new Date(),
     signer: keys.signer,

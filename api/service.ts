@@ -13,15 +13,12 @@ import { toNodeHandler } from 'h3/node';
 import { LIMITS } from '../core/limits.ts';
 import { parseListings } from '../core/listings.ts';
 import { createProbeCache } from '../core/probe-cache.ts';
-import { createQuota } from '../core/quota.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
 import { createBadgeRenderer } from '../io/badge-image.ts';
 import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
-import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
-import { openIntegratorStore } from '../io/integrator-store.ts';
 import { createJournal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
 import { createLedger } from '../io/ledger.ts';
@@ -41,6 +38,7 @@ import { createPaidCallIntake } from './paid-call-intake.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
+import { openState } from './state.ts';
 import { createSeller } from './x402/seller.ts';
 
 export type Service = {
@@ -81,8 +79,9 @@ export async function createService(config: Config, overrides: ServiceOverrides 
   const salt = await loadSalt(paths.keys);
   const serviceWallet = await loadServiceWallet(paths.keys, config.serviceWallet);
   const journal = await createJournal({ dir: paths.journal, fsync: overrides.fsync ?? true, now });
-  const store = await openDuckDbStore(paths.database);
-  const quota = createQuota({ now });
+  const identity = createIdentity(salt);
+  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'));
+  const { store } = state;
   const ledger = createLedger({
     signer: () => keys.signer,
     journal,
@@ -90,16 +89,18 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     receiptsDir: paths.receipts,
     checkpointFile: paths.checkpoint,
     ...(overrides.receiptFiles ? { files: overrides.receiptFiles } : {}),
+    ...(state.committed ? { committed: state.committed } : {}),
   });
-  await recoverWithQuota(ledger, quota, now());
+  await recoverWithQuota(ledger, state.journaledQuota, now());
   const hosted = await createHosted({
-    store: await openIntegratorStore(paths.integrators),
+    store: state.integrators,
     journal,
     now,
     signer: () => keys.signer,
     payTo: serviceWallet.address,
     baseUrl: config.baseUrl,
     invoicesDir: paths.invoices,
+    ...(state.sharedHosted ? { shared: state.sharedHosted } : {}),
   });
 
   const allow = parseCidrList(config.probeAllowCidrs);
@@ -114,7 +115,13 @@ export async function createService(config: Config, overrides: ServiceOverrides 
   // A paid handler is one probe (payment status reads the chain alongside it, within its own shorter budget), plus
   // store reads and the receipt; a second of slack covers those.
   const handlerBudgetSeconds = Math.ceil(Math.max(PROBE_BUDGET_MS, CHAIN_TIMEOUT_MS) / 1000) + 1;
-  const seller = createSeller({ facilitator, payTo: serviceWallet.address, now, handlerBudgetSeconds });
+  const seller = createSeller({
+    facilitator,
+    payTo: serviceWallet.address,
+    now,
+    handlerBudgetSeconds,
+    ...(state.replayGuard ? { replayGuard: state.replayGuard } : {}),
+  });
 
   const deps: AppDeps = {
     prober,
@@ -134,8 +141,8 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       trustProxy: config.trustProxy,
       trustedProxies: config.trustedProxies,
       exemptKeys: config.exemptKeys,
-      quota,
-      identity: createIdentity(salt),
+      quota: state.quota,
+      identity,
     },
     sales: createSales(seller, config.baseUrl),
     jwks: () => readJwks(paths.keys),
@@ -182,6 +189,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       await hosted.close();
       await journal.close();
       await store.close();
+      await state.close();
     },
   };
 }

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
+import { postgresMissing } from '../test/helpers/postgres.ts';
 import { type BenchModule, type Result, targetText, verdictOf } from './_lib/result.ts';
 
 type Entry = { name: string; load: () => Promise<BenchModule | null>; timeoutMs?: number };
@@ -17,6 +18,8 @@ type Entry = { name: string; load: () => Promise<BenchModule | null>; timeoutMs?
 const BENCHES: Entry[] = [
   { name: 'check-latency', load: () => import('./check-latency.ts') },
   { name: 'check-throughput', load: () => import('./check-throughput.ts') },
+  // Skipped (test/helpers/postgres.ts says why) where PostgreSQL's binaries are not installed.
+  { name: 'check-postgres', load: async () => (postgresMissing ? null : import('./check-postgres.ts')) },
   { name: 'hosted-throughput', load: () => import('./hosted-throughput.ts') },
   { name: 'invoices', load: () => import('./invoices.ts') },
   { name: 'paid-check', load: () => import('./paid-check.ts') },

@@ -15,7 +15,8 @@ export type HostedUse = {
   band: Band;
   priceAtomic: bigint;
   endUser: string | null;
-  release(): void;
+  /** Gives the use back; a shared meter's release is a database write (a promise). */
+  release(): void | Promise<void>;
 };
 
 export type HostedRefusal = { reason: 'credit_limit'; dueAtomic: bigint; creditLimitAtomic: bigint };
@@ -25,11 +26,7 @@ export type HostedMeter = {
    * Takes the integrator's next call of the month, unless its price would carry the month's amount due past the
    * credit limit. `endUser` is the salted hash of `x-service-end-user`, or null.
    */
-  reserve(
-    integrator: string,
-    creditLimitAtomic: bigint,
-    endUser: string | null,
-  ): { ok: true; use: HostedUse } | ({ ok: false } & HostedRefusal);
+  reserve(integrator: string, creditLimitAtomic: bigint, endUser: string | null): HostedReservation;
   /** Calls of the integrator in `month` so far. */
   calls(integrator: string, month: string): number;
   /** Distinct end users of the integrator in `month` so far. */
@@ -39,6 +36,54 @@ export type HostedMeter = {
   /** Replays `count` committed uses (start-up). */
   restore(month: string, integrator: string, count: number, endUsers: Iterable<string>): void;
 };
+
+/** A reservation: the use, or why the call is refused. */
+export type HostedReservation = { ok: true; use: HostedUse } | ({ ok: false } & HostedRefusal);
+
+/**
+ * What hosted calls reserve from and the integrator route reads: the in-memory meter of one process
+ * ({@link meterPort}), or the usage every instance shares (`io/postgres-hosted.ts`, `DATABASE_URL`), which decides in
+ * one database transaction.
+ */
+export type MeterPort = {
+  reserve(integrator: string, creditLimitAtomic: bigint, endUser: string | null): Promise<HostedReservation>;
+  calls(integrator: string, month: string): Promise<number>;
+  endUsers(integrator: string, month: string): Promise<number>;
+  months(integrator: string): Promise<string[]>;
+  /** Adds `count` committed uses (start-up in memory; a test's head start on any meter). */
+  restore(month: string, integrator: string, count: number, endUsers: Iterable<string>): void | Promise<void>;
+};
+
+/** The port over the in-memory meter: the decision is still taken at the call, before the caller's first await. */
+export function meterPort(meter: HostedMeter): MeterPort {
+  return {
+    reserve: (integrator, limit, endUser) => Promise.resolve(meter.reserve(integrator, limit, endUser)),
+    calls: (integrator, month) => Promise.resolve(meter.calls(integrator, month)),
+    endUsers: (integrator, month) => Promise.resolve(meter.endUsers(integrator, month)),
+    months: (integrator) => Promise.resolve(meter.months(integrator)),
+    restore: (month, integrator, count, endUsers) => meter.restore(month, integrator, count, endUsers),
+  };
+}
+
+/** The granted reservation of call `n`; its release runs `giveBack` once, however often it is called. */
+export function grantedUse(
+  call: { integrator: string; month: string; n: number; endUser: string | null },
+  giveBack: () => void | Promise<void>,
+): HostedReservation {
+  let released = false;
+  return {
+    ok: true,
+    use: {
+      ...call,
+      ...bandOf(call.n),
+      release() {
+        if (released) return;
+        released = true;
+        return giveBack();
+      },
+    },
+  };
+}
 
 /** Creates the in-memory meter. */
 export function createHostedMeter(options: { now: () => Date }): HostedMeter {
@@ -64,23 +109,10 @@ export function createHostedMeter(options: { now: () => Date }): HostedMeter {
       }
       counts.set(slot, n);
       if (endUser !== null) addUser(slot, endUser, 1);
-      let released = false;
-      return {
-        ok: true,
-        use: {
-          integrator,
-          month,
-          n,
-          ...bandOf(n),
-          endUser,
-          release() {
-            if (released) return;
-            released = true;
-            counts.set(slot, Math.max(0, (counts.get(slot) ?? 0) - 1));
-            if (endUser !== null) addUser(slot, endUser, -1);
-          },
-        },
-      };
+      return grantedUse({ integrator, month, n, endUser }, () => {
+        counts.set(slot, Math.max(0, (counts.get(slot) ?? 0) - 1));
+        if (endUser !== null) addUser(slot, endUser, -1);
+      });
     },
     calls: (integrator, month) => counts.get(name(integrator, month)) ?? 0,
     endUsers: (integrator, month) => users.get(name(integrator, month))?.size ?? 0,

@@ -15,19 +15,35 @@ export type Reservation = {
   keys: QuotaKey[];
   /** Count of the first key after this reservation: what `free_used_today` shows. */
   used: number;
-  release(): void;
+  /** Gives the unit back; a shared quota's release is a database write (a promise). */
+  release(): void | Promise<void>;
 };
+
+export type ReserveResult =
+  | { ok: true; reservation: Reservation }
+  | { ok: false; exhausted: QuotaKey; used: number };
 
 export type Quota = {
   /** Takes one unit of every key, or none: `exhausted` names the first key at its limit. */
-  reserve(
-    keys: QuotaKey[],
-  ): { ok: true; reservation: Reservation } | { ok: false; exhausted: QuotaKey; used: number };
+  reserve(keys: QuotaKey[]): ReserveResult;
   /** Units used today of one key. */
   used(bucket: string, id: string): number;
   /** Replays a committed use (journal replay at start-up); uses of other days are ignored. */
   restore(day: string, bucket: string, id: string): void;
 };
+
+/**
+ * What the access gate reserves from: the in-memory {@link Quota} of one process ({@link quotaPort}), or the quota
+ * every instance shares (`io/postgres-quota.ts`, `DATABASE_URL`), which decides in one database transaction.
+ */
+export type QuotaPort = {
+  reserve(keys: QuotaKey[]): Promise<ReserveResult>;
+};
+
+/** The port over the in-memory quota: the decision is still taken at the call, before the caller's first await. */
+export function quotaPort(quota: Quota): QuotaPort {
+  return { reserve: (keys) => Promise.resolve(quota.reserve(keys)) };
+}
 
 /** UTC calendar day of an instant, `YYYY-MM-DD`. */
 export function utcDay(at: Date): string {

@@ -18,15 +18,51 @@ export type RateLimiter = {
 
 const POLICY = 'hosted';
 
+/**
+ * What a rate limiter asks of its store of call times: the in-memory limiter of one process ({@link ratePort}), or
+ * the window every instance shares (`io/postgres-hosted.ts`, `DATABASE_URL`).
+ */
+export type RatePort = {
+  take(key: string): Promise<RateDecision>;
+};
+
+/** The port over an in-memory limiter. */
+export function ratePort(limiter: RateLimiter): RatePort {
+  return { take: (key) => Promise.resolve(limiter.take(key)) };
+}
+
+/**
+ * One decision of the sliding window: `times` are the key's allowed call times (ms, oldest first); returns the
+ * decision and the times to keep (the window's, plus `now` when allowed).
+ */
+export function decideRate(
+  times: readonly number[],
+  now: number,
+  options: { limit: number; windowSeconds: number },
+): RateDecision & { times: number[] } {
+  const { limit, windowSeconds } = options;
+  const windowMs = windowSeconds * 1000;
+  const kept = times.filter((at) => at > now - windowMs);
+  const allowed = kept.length < limit;
+  if (allowed) kept.push(now);
+  // Seconds until the oldest counted call leaves the window and frees a unit.
+  const oldest = kept[0] ?? now;
+  const reset = Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
+  const headers: Record<string, string> = {
+    'ratelimit-policy': `"${POLICY}";q=${limit};w=${windowSeconds}`,
+    ratelimit: `"${POLICY}";r=${limit - kept.length};t=${reset}`,
+  };
+  if (!allowed) headers['retry-after'] = String(reset);
+  return { allowed, headers, times: kept };
+}
+
 /** Creates a limiter; `now` is milliseconds since the epoch. */
 export function createRateLimiter(options: {
   limit: number;
   windowSeconds: number;
   now: () => number;
 }): RateLimiter {
-  const { limit, windowSeconds } = options;
-  const windowMs = windowSeconds * 1000;
-  const policy = `"${POLICY}";q=${limit};w=${windowSeconds}`;
+  const windowMs = options.windowSeconds * 1000;
   /** Allowed call times per key, oldest first, at most `limit` of them. */
   const calls = new Map<string, number[]>();
   let sweptAt = 0;
@@ -42,20 +78,9 @@ export function createRateLimiter(options: {
     take(key) {
       const now = options.now();
       sweep(now);
-      const times = (calls.get(key) ?? []).filter((at) => at > now - windowMs);
-      const allowed = times.length < limit;
-      if (allowed) times.push(now);
+      const { times, ...decision } = decideRate(calls.get(key) ?? [], now, options);
       calls.set(key, times);
-      // Seconds until the oldest counted call leaves the window and frees a unit.
-      const oldest = times[0] ?? now;
-      const reset = Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
-      const remaining = limit - times.length;
-      const headers: Record<string, string> = {
-        'ratelimit-policy': policy,
-        ratelimit: `"${POLICY}";r=${remaining};t=${reset}`,
-      };
-      if (!allowed) headers['retry-after'] = String(reset);
-      return { allowed, headers };
+      return decision;
     },
   };
 }

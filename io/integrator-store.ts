@@ -123,23 +123,9 @@ export async function openIntegratorStore(path: string): Promise<IntegratorStore
       serial(() =>
         db.run('UPDATE service_keys SET state = ?, changed_at = ? WHERE id = ?', [state, at, keyId]),
       ).then(() => undefined),
-    integrators: async () =>
-      (await rows('SELECT * FROM integrators ORDER BY id')).map((r) => ({
-        id: String(r.id),
-        name: String(r.name),
-        creditLimitAtomic: BigInt(String(r.credit_limit_atomic)),
-        createdAt: String(r.created_at),
-      })),
+    integrators: async () => (await rows('SELECT * FROM integrators ORDER BY id')).map(integratorOf),
     keys: async () =>
-      (await rows('SELECT * FROM service_keys ORDER BY integrator, created_at, id')).map((r) => ({
-        id: String(r.id),
-        integrator: String(r.integrator),
-        secretHash: String(r.secret_hash),
-        label: String(r.label),
-        state: String(r.state) as KeyState,
-        createdAt: String(r.created_at),
-        changedAt: String(r.changed_at),
-      })),
+      (await rows('SELECT * FROM service_keys ORDER BY integrator, created_at, id')).map(keyOf),
     usageCursor: async () => {
       const [row] = await rows('SELECT cursor FROM hosted_cursor WHERE one = 1');
       return row ? String(row.cursor) : null;
@@ -262,7 +248,31 @@ async function upsert(db: DuckDBConnection, table: string, rows: DuckDBValue[][]
   }
 }
 
-function invoiceOf(r: Record<string, unknown>): InvoiceRow {
+/** An integrator from its row (either store's). */
+export function integratorOf(r: Record<string, unknown>): IntegratorRow {
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    creditLimitAtomic: BigInt(String(r.credit_limit_atomic)),
+    createdAt: String(r.created_at),
+  };
+}
+
+/** A key from its row (either store's). */
+export function keyOf(r: Record<string, unknown>): KeyRow {
+  return {
+    id: String(r.id),
+    integrator: String(r.integrator),
+    secretHash: String(r.secret_hash),
+    label: String(r.label),
+    state: String(r.state) as KeyState,
+    createdAt: String(r.created_at),
+    changedAt: String(r.changed_at),
+  };
+}
+
+/** An invoice from its row (either store's). */
+export function invoiceOf(r: Record<string, unknown>): InvoiceRow {
   return {
     id: String(r.id),
     integrator: String(r.integrator),

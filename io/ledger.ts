@@ -10,6 +10,12 @@
  *
  * A receipt is serialized once (`signReceiptJson`): the signed text goes into the journal line and, as it is, into
  * the receipt file, which a worker thread writes after the answer (`receipt-file-writer.ts`).
+ *
+ * With a store other instances read (PostgreSQL, `DATABASE_URL`), an instance serves another's receipts from the
+ * store alone, so the `committed` port makes `issue()` also wait until the receipt's row is committed there: an
+ * acknowledged receipt is then both in this instance's journal and where every instance serves it (issue 10). The
+ * row is sent while the journal syncs, not after, so the answer waits for the slower of the two, not their sum; a
+ * receipt whose journal write fails may thus be in the store unacknowledged (signed and valid, never answered).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { HttpMethod, Observation } from '../core/model.ts';
@@ -69,6 +75,8 @@ export function createLedger(parts: {
   checkpointFile: string;
   /** Writes the receipt files (default: a worker thread writing into `receiptsDir`). */
   files?: ReceiptFileWriter;
+  /** With a shared store: resolves once the receipt's row is committed there (group commit), rejects if not. */
+  committed?: (receiptId: string) => Promise<void>;
 }): Ledger {
   const { journal, store, receiptsDir } = parts;
   const recent = new Map<string, Record<string, unknown>>();
@@ -91,8 +99,8 @@ export function createLedger(parts: {
     recent.set(String(receipt.id), receipt);
   };
   /** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
-  const publish = (receipt: Record<string, unknown>, json: string, meta: IssueMeta) => {
-    store.indexReceipts([{ ...meta.row, body: receipt }]);
+  const publish = (receipt: Record<string, unknown>, json: string, meta: IssueMeta, indexed = false) => {
+    if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt }]);
     if (meta.observation) {
       store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
     }
@@ -100,6 +108,22 @@ export function createLedger(parts: {
     unwritten.set(id, receipt);
     if (batch.length === 0) setImmediate(sendFiles);
     batch.push([id, `${json}\n`]);
+  };
+  /** Indexes the receipt now and returns the wait for its commit (its failure is kept until then, not thrown). */
+  const share = (
+    receipt: Record<string, unknown>,
+    meta: IssueMeta,
+    committed: (id: string) => Promise<void>,
+  ) => {
+    store.indexReceipts([{ ...meta.row, body: receipt }]);
+    const outcome = committed(String(receipt.id)).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    return async () => {
+      const failed = await outcome;
+      if (failed) throw failed.error;
+    };
   };
   const settle = async (): Promise<void> => {
     if (batch.length > 0) sendFiles();
@@ -113,10 +137,13 @@ export function createLedger(parts: {
       // Files lag behind the answers only so far: past this many, a new receipt waits for the writer to catch up.
       while (unwritten.size >= MAX_UNWRITTEN) await settle();
       const { receipt, json } = signReceiptJson(unsigned, parts.signer());
+      // With a shared store the row is committed there while the journal syncs; the answer waits for both.
+      const shared = parts.committed ? share(receipt, meta, parts.committed) : null;
       const position = await journal.appendJson(receiptRecordJson(json, meta));
       latest = later(latest, position.cursor);
       remember(receipt);
-      publish(receipt, json, meta);
+      publish(receipt, json, meta, shared !== null);
+      if (shared) await shared();
       return receipt;
     },
     async attach(attached) {

@@ -38,6 +38,33 @@ CREATE INDEX paid_calls_by_service ON paid_calls (service_id);
 CREATE INDEX paid_calls_by_receipt ON paid_calls (receipt_id);
 `,
   },
+  {
+    version: 2,
+    name: 'shared state of several instances: quotas, payment claims, hosted mode',
+    sql: `
+CREATE TABLE quota_use (
+  day TEXT NOT NULL, bucket TEXT NOT NULL, id TEXT NOT NULL, used INTEGER NOT NULL,
+  PRIMARY KEY (day, bucket, id));
+CREATE TABLE payment_claims (
+  key TEXT PRIMARY KEY, reason TEXT NOT NULL, until_epoch BIGINT NOT NULL);
+CREATE TABLE installation (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE integrators (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, credit_limit_atomic TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE service_keys (
+  id TEXT PRIMARY KEY, integrator TEXT NOT NULL, secret_hash TEXT NOT NULL, label TEXT NOT NULL,
+  state TEXT NOT NULL, created_at TEXT NOT NULL, changed_at TEXT NOT NULL);
+CREATE TABLE hosted_usage (
+  integrator TEXT NOT NULL, month TEXT NOT NULL, calls BIGINT NOT NULL, PRIMARY KEY (integrator, month));
+CREATE TABLE hosted_end_users (
+  integrator TEXT NOT NULL, month TEXT NOT NULL, end_user TEXT NOT NULL, calls BIGINT NOT NULL,
+  PRIMARY KEY (integrator, month, end_user));
+CREATE TABLE hosted_cursor (one INTEGER PRIMARY KEY, cursor TEXT NOT NULL);
+CREATE TABLE hosted_rate (key TEXT PRIMARY KEY, times BIGINT[] NOT NULL);
+CREATE TABLE invoices (
+  id TEXT PRIMARY KEY, integrator TEXT NOT NULL, month TEXT NOT NULL, total_atomic TEXT NOT NULL,
+  body TEXT NOT NULL, status TEXT NOT NULL, tx TEXT, paid_at TEXT);
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

@@ -25,10 +25,42 @@ import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } f
 
 const CHUNK = 500;
 
-/** Opens a pool on `url`, applies pending migrations, and returns the store. */
-export async function openPostgresStore(url: string, options: { poolSize?: number } = {}): Promise<Store> {
+/** Opens a pool of `poolSize` connections (default 10) on `url` and applies pending migrations. */
+export async function connectPostgres(url: string, options: { poolSize?: number } = {}): Promise<Sql> {
   const sql = postgres(url, { max: options.poolSize ?? 10, onnotice: () => {} });
-  await migrate(sql);
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    throw error;
+  }
+  return sql;
+}
+
+/** Opens a pool on `url`, applies pending migrations, and returns the store, which ends the pool on close. */
+export async function openPostgresStore(url: string, options: { poolSize?: number } = {}): Promise<Store> {
+  return postgresStore(await connectPostgres(url, options), { endPool: true });
+}
+
+/** The PostgreSQL store, which can also say when a receipt's row is committed. */
+export type PostgresStore = Store & {
+  /**
+   * Resolves once the receipt `id`, queued by `indexReceipts`, is committed where every instance reads it; rejects
+   * when the index could not take it (the ledger then does not acknowledge it: issue 10 item 1).
+   */
+  committed(id: string): Promise<void>;
+};
+
+/** Receipt ids the index refused, kept for {@link PostgresStore.committed} (bounded: old ones are dropped). */
+const REFUSED_KEPT = 10_000;
+
+/** The store over a migrated pool; `endPool` says whether `close()` ends the pool (false when it is shared). */
+export function postgresStore(sql: Sql, options: { endPool: boolean }): PostgresStore {
+  const refused = new Set<string>();
+  const refuse = (id: string) => {
+    if (refused.size >= REFUSED_KEPT) refused.delete(refused.values().next().value as string);
+    refused.add(id);
+  };
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: Array<[string, HttpMethod, Observation]> = [];
   let inFlight: Array<[string, HttpMethod, Observation]> = [];
@@ -39,15 +71,15 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
       const batch = { receipts: receiptQueue, observations: observationQueue };
       [receiptQueue, observationQueue, inFlight] = [[], [], batch.observations];
       try {
-        await sql.begin(async (tx) => {
-          for (let i = 0; i < batch.receipts.length; i += CHUNK)
-            await insertReceipts(tx, batch.receipts.slice(i, i + CHUNK));
-          for (let i = 0; i < batch.observations.length; i += CHUNK)
-            await insertObservations(tx, batch.observations.slice(i, i + CHUNK));
-        });
+        await insertBatch(sql, batch.receipts, batch.observations);
       } catch {
         // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
-        await insertChunk(batch.receipts, (rows) => insertReceipts(sql, rows));
+        for (const row of batch.receipts) {
+          await insertReceipts(sql, [row]).catch((error: unknown) => {
+            refuse(row.id);
+            console.error('[spotcheck] [store] receipt not indexed', error);
+          });
+        }
         await insertChunk(batch.observations, (rows) => insertObservations(sql, rows));
       }
       inFlight = [];
@@ -59,7 +91,11 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
       flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
   };
 
-  const store: Store = {
+  const store: PostgresStore = {
+    async committed(id) {
+      await flush();
+      if (refused.delete(id)) throw new Error(`receipt ${id} is not committed in PostgreSQL`);
+    },
     indexReceipts(rows) {
       receiptQueue.push(...rows);
       start();
@@ -168,7 +204,7 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
     flush,
     async close() {
       await flush();
-      await sql.end({ timeout: 5 });
+      if (options.endPool) await sql.end({ timeout: 5 });
     },
   };
   return store;
@@ -179,9 +215,48 @@ function finite(value: number | null): number | null {
   return value === null || !Number.isFinite(value) ? null : value;
 }
 
+/**
+ * Inserts a batch atomically. A batch within one chunk is one statement (receipts and observations joined by a
+ * CTE): one round trip and one commit, which is what a receipt's acknowledgement waits for. A larger one (recovery,
+ * a crawl run) is a transaction of chunked statements.
+ */
+async function insertBatch(
+  sql: Sql,
+  receipts: ReceiptRow[],
+  observations: Array<[string, HttpMethod, Observation]>,
+): Promise<void> {
+  if (receipts.length > CHUNK || observations.length > CHUNK) {
+    await sql.begin(async (tx) => {
+      for (let i = 0; i < receipts.length; i += CHUNK) await insertReceipts(tx, receipts.slice(i, i + CHUNK));
+      for (let i = 0; i < observations.length; i += CHUNK)
+        await insertObservations(tx, observations.slice(i, i + CHUNK));
+    });
+  } else if (receipts.length === 0) {
+    await insertObservations(sql, observations);
+  } else if (observations.length === 0) {
+    await insertReceipts(sql, receipts);
+  } else {
+    await sql`WITH indexed AS (
+        INSERT INTO receipts ${sql(receiptValues(receipts))} ON CONFLICT (id) DO NOTHING)
+      INSERT INTO observations ${sql(observationValues(observations))} ON CONFLICT DO NOTHING`;
+  }
+}
+
 async function insertReceipts(sql: Sql | TransactionSql, rows: ReceiptRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const values = rows.map((r) => ({
+  await sql`INSERT INTO receipts ${sql(receiptValues(rows))} ON CONFLICT (id) DO NOTHING`;
+}
+
+async function insertObservations(
+  sql: Sql | TransactionSql,
+  rows: Array<[string, HttpMethod, Observation]>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`INSERT INTO observations ${sql(observationValues(rows))} ON CONFLICT DO NOTHING`;
+}
+
+function receiptValues(rows: ReceiptRow[]) {
+  return rows.map((r) => ({
     id: r.id,
     type: r.type,
     issued_at: r.issuedAt,
@@ -197,15 +272,10 @@ async function insertReceipts(sql: Sql | TransactionSql, rows: ReceiptRow[]): Pr
     body: JSON.stringify(r.body),
     public_state: isPublicState(r.body),
   }));
-  await sql`INSERT INTO receipts ${sql(values)} ON CONFLICT (id) DO NOTHING`;
 }
 
-async function insertObservations(
-  sql: Sql | TransactionSql,
-  rows: Array<[string, HttpMethod, Observation]>,
-): Promise<void> {
-  if (rows.length === 0) return;
-  const values = rows.map(([urlNorm, method, o]) => ({
+function observationValues(rows: Array<[string, HttpMethod, Observation]>) {
+  return rows.map(([urlNorm, method, o]) => ({
     url_norm: urlNorm,
     method,
     host: hostOf(urlNorm),
@@ -217,5 +287,4 @@ async function insertObservations(
     asset: o.asset,
     pay_to: o.pay_to,
   }));
-  await sql`INSERT INTO observations ${sql(values)} ON CONFLICT DO NOTHING`;
 }

@@ -41,7 +41,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
     const hosted = { ...deps, hosted: deps.hosted };
     if (dryRun) {
       // A dry run is never billed: rate-limited like every hosted call, answered in the dry-run shape.
-      takeRate(event, hosted.hosted, asker.caller);
+      await takeRate(event, hosted.hosted, asker.caller);
       const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', quota: null });
       return { ...result.free, access: { tier: 'hosted' }, access_tier: 'hosted' };
     }
@@ -82,13 +82,13 @@ function sellCheck(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) 
 async function freeCheck(event: H3Event, deps: AppDeps, params: CheckParams) {
   const dryRun = params.mode === 'dry-run';
   const grant = dryRun
-    ? takeDryRun(event, deps.gate, params, {
+    ? await takeDryRun(event, deps.gate, params, {
         perCaller: LIMITS.dryRunsPerDay,
         perAddress: LIMITS.dryRunsPerAddress,
         perNetwork: LIMITS.dryRunsPerNetwork,
         perSite: LIMITS.dryRunsPerSite,
       })
-    : takeFree(event, deps.gate, 'check', {
+    : await takeFree(event, deps.gate, 'check', {
         perAddress: LIMITS.freeChecksPerDay,
         perNetwork: LIMITS.freeChecksPerNetwork,
         perSite: LIMITS.freeChecksPerSite,

@@ -23,17 +23,17 @@ const usd = (atomic: bigint) => ({ atomic: atomic.toString(), usd: atomicToUsdTe
 
 async function account(hosted: Hosted, caller: HostedCaller, month: string, baseUrl: string) {
   const { integrator } = caller;
-  const monthOf = (which: string) => {
-    const calls = hosted.meter.calls(integrator.id, which);
+  const monthOf = async (which: string) => {
+    const calls = await hosted.meter.calls(integrator.id, which);
     return {
       month: which,
       calls,
       bands: bandCounts(calls),
       amount_due: usd(amountDue(calls)),
-      end_users: hosted.meter.endUsers(integrator.id, which),
+      end_users: await hosted.meter.endUsers(integrator.id, which),
     };
   };
-  const current = monthOf(month);
+  const current = await monthOf(month);
   const due = amountDue(current.calls);
   const left = integrator.creditLimitAtomic > due ? integrator.creditLimitAtomic - due : 0n;
   const invoices = new Map((await hosted.store.invoices(integrator.id)).map((row) => [row.month, row]));
@@ -42,27 +42,28 @@ async function account(hosted: Hosted, caller: HostedCaller, month: string, base
     integrator: { id: integrator.id, name: integrator.name, created_at: integrator.createdAt },
     current_month: { ...current, credit_limit: usd(integrator.creditLimitAtomic), credit_left: usd(left) },
     keys: keys.map((key) => ({ id: key.id, label: key.label, state: key.state, created_at: key.createdAt })),
-    previous_months: hosted.meter
-      .months(integrator.id)
-      .filter((which) => which < month)
-      .reverse()
-      .map((which) => {
-        const invoice = invoices.get(which);
-        return {
-          ...monthOf(which),
-          invoice: invoice
-            ? {
-                id: invoice.id,
-                status: invoice.status,
-                total: usd(BigInt(invoice.totalAtomic)),
-                tx: invoice.tx,
-                paid_at: invoice.paidAt,
-                url: `${baseUrl}/v1/invoices/${invoice.id}`,
-                pdf_url: `${baseUrl}/v1/invoices/${invoice.id}.pdf`,
-                pay_url: `${baseUrl}/v1/invoices/${invoice.id}/pay`,
-              }
-            : null,
-        };
-      }),
+    previous_months: await Promise.all(
+      (await hosted.meter.months(integrator.id))
+        .filter((which) => which < month)
+        .reverse()
+        .map(async (which) => {
+          const invoice = invoices.get(which);
+          return {
+            ...(await monthOf(which)),
+            invoice: invoice
+              ? {
+                  id: invoice.id,
+                  status: invoice.status,
+                  total: usd(BigInt(invoice.totalAtomic)),
+                  tx: invoice.tx,
+                  paid_at: invoice.paidAt,
+                  url: `${baseUrl}/v1/invoices/${invoice.id}`,
+                  pdf_url: `${baseUrl}/v1/invoices/${invoice.id}.pdf`,
+                  pay_url: `${baseUrl}/v1/invoices/${invoice.id}/pay`,
+                }
+              : null,
+          };
+        }),
+    ),
   };
 }

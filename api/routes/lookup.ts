@@ -33,7 +33,7 @@ async function free(event: H3Event, deps: AppDeps) {
     return { ...body, access: { tier: 'exempt' } };
   }
 
-  const grant = takeFree(event, deps.gate, 'lookup', {
+  const grant = await takeFree(event, deps.gate, 'lookup', {
     perAddress: LIMITS.freeLookupsPerDay,
     perNetwork: LIMITS.freeLookupsPerNetwork,
     perSite: LIMITS.freeLookupsPerSite,

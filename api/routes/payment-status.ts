@@ -64,7 +64,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
 
   // Nothing to read with: refuse before a free use is taken.
   chainOf(deps);
-  const grant = takeFree(event, deps.gate, 'payment_status', {
+  const grant = await takeFree(event, deps.gate, 'payment_status', {
     perAddress: LIMITS.freePaymentStatusPerDay,
     perNetwork: LIMITS.freePaymentStatusPerNetwork,
     perSite: LIMITS.freePaymentStatusPerSite,

@@ -5,6 +5,8 @@
 import type { FacilitatorClient } from '@x402/core/server';
 import type { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 
+import type { ReplayGuard } from '../../core/replay.ts';
+
 /** What the service sells with, wired once in the entry file. */
 export type SellerConfig = {
   facilitator: FacilitatorClient;
@@ -22,7 +24,9 @@ export type SellerConfig = {
   /** Clock for expiring the replay guard; defaults to the system clock. */
   now?: () => Date;
   /** Told about errors the buyer only sees as 500/502 (facilitator failures, handler throws), for logging. */
-  onError?: (stage: 'verify' | 'settle' | 'handler', error: unknown) => void;
+  onError?: (stage: 'verify' | 'settle' | 'handler' | 'replay', error: unknown) => void;
+  /** The replay guard; default in memory (one process). Several instances share one (`io/postgres-replay.ts`). */
+  replayGuard?: ReplayGuard;
 };
 
 /** One paid route, as data (see `offers.ts`). */

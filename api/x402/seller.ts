@@ -92,7 +92,7 @@ export function createSeller(config: SellerConfig): Seller {
   const v1Network = v1NameOf(network);
   const supportsV1 = createV1Support(config.facilitator, v1Network);
   const now = config.now ?? (() => new Date());
-  const guard = createReplayGuard(now);
+  const guard = config.replayGuard ?? createReplayGuard(now);
   const verifyTimeoutMs = config.verifyTimeoutMs ?? 15_000;
   const handlerBudgetSeconds = config.handlerBudgetSeconds ?? 0;
   const unavailable = (stage: 'verify' | 'settle', error: unknown) => {
@@ -218,7 +218,8 @@ export function createSeller(config: SellerConfig): Seller {
       const decoded = decodePaymentHeader(header);
       if (!decoded) return refuse(challenge, 'invalid_payment_header');
 
-      const refusal = guard.claim(decoded.key);
+      const replayWindow = { validBefore: decoded.validBefore, fallbackSeconds: terms.maxTimeoutSeconds };
+      const refusal = await guard.claim(decoded.key, replayWindow);
       if (refusal !== null) return refuse(challenge, refusal);
       let settled: 'landed' | 'pending' | 'unknown' | undefined;
       try {
@@ -231,10 +232,10 @@ export function createSeller(config: SellerConfig): Seller {
         return outcome.response;
       } finally {
         const reason: ReplayRefusal = settled === 'landed' ? 'payment_already_used' : 'settlement_pending';
-        const hold = settled
-          ? { validBefore: decoded.validBefore, reason, fallbackSeconds: terms.maxTimeoutSeconds }
-          : null;
-        guard.release(decoded.key, hold);
+        // A guard that cannot record the end of the flight leaves the claim to expire with its window.
+        await guard
+          .release(decoded.key, settled ? { ...replayWindow, reason } : null)
+          .catch((error: unknown) => config.onError?.('replay', error));
       }
     },
   };

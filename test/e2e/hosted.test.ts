@@ -165,7 +165,7 @@ describe('hosted checks', () => {
     settledTx = body.access.tx;
     expect((await paid.balances(0)).service - before.service).toBe(20000n);
     // The paid call is not on the invoice: the month still counts 1,001 hosted calls.
-    expect(hosted().meter.calls('capped', month())).toBe(1001);
+    expect(await hosted().meter.calls('capped', month())).toBe(1001);
   });
 });
 
@@ -190,7 +190,7 @@ describe('hosted payment status', () => {
     });
     expect(first.headers.get('ratelimit')).toMatch(/^"hosted";r=119;t=\d+$/);
     expect((await ask()).status).toBe(200);
-    expect(hosted().meter.calls('status', month())).toBe(2);
+    expect(await hosted().meter.calls('status', month())).toBe(2);
   });
 });
 

@@ -8,14 +8,21 @@ const ROOT = join(import.meta.dirname, '../..');
 
 export type CliRun = { code: number; stdout: string; stderr: string };
 
-/** Runs `api/<file>` with `args`; only PATH, HOME and DATA_DIR are passed (vitest itself sets BASE_URL to '/'). */
-export function runCli(file: string, args: string[], dataDir: string): Promise<CliRun> {
+/**
+ * Runs `api/<file>` with `args`; only PATH, HOME, DATA_DIR and `env` are passed (vitest itself sets BASE_URL to '/').
+ */
+export function runCli(
+  file: string,
+  args: string[],
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       join(ROOT, 'node_modules/.bin/tsx'),
       [join(ROOT, 'api', file), ...args],
       {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir },
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, ...env },
         timeout: 90_000,
       },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),

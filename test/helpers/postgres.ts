@@ -26,9 +26,12 @@ export function postgresBin(): string | null {
   return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) ?? null;
 }
 
-/** Why PostgreSQL suites skip on this machine, null when they run. In CI they run: `.ci/run` installs it. */
+/**
+ * Why PostgreSQL suites skip on this machine, null when they run. In CI they run: `.ci/run` installs PostgreSQL and
+ * sets `SPOTCHECK_REQUIRE_POSTGRES=1`, so missing binaries fail the suites instead of skipping them.
+ */
 export const postgresMissing: string | null =
-  postgresBin() === null
+  postgresBin() === null && process.env.SPOTCHECK_REQUIRE_POSTGRES !== '1'
     ? 'PostgreSQL binaries not found (install Debian `postgresql` or set PG_BIN): PostgreSQL suites skip'
     : null;
 if (postgresMissing) console.warn(`[test] ${postgresMissing}`);
@@ -36,6 +39,8 @@ if (postgresMissing) console.warn(`[test] ${postgresMissing}`);
 export type TestPostgres = {
   /** `postgres://` URL of the cluster's `postgres` database, over loopback TCP. */
   url: string;
+  /** The server's version, e.g. `15.14`. */
+  version: string;
   /** A fresh empty database; resolves to its URL. */
   createDatabase(): Promise<string>;
   stop(): Promise<void>;
@@ -43,8 +48,11 @@ export type TestPostgres = {
 
 let databases = 0;
 
-/** Starts a throwaway cluster; throws when the binaries are missing (guard suites with `postgresMissing`). */
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * Starts a throwaway cluster; throws when the binaries are missing (guard suites with `postgresMissing`). `durable`
+ * keeps fsync and synchronous commit on, as in production (benchmarks); tests run without.
+ */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBin();
   if (bin === null) throw new Error(postgresMissing ?? 'PostgreSQL missing');
   const dir = mkdtempSync(join(tmpdir(), 'spotcheck-pg-'));
@@ -59,13 +67,16 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
-  // fsync off: a test cluster is thrown away, and durability of the database is PostgreSQL's own promise.
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
-  run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  // fsync off in tests: a test cluster is thrown away, and durability of the database is PostgreSQL's own promise.
+  const durability = options.durable ? '-c fsync=on -c synchronous_commit=on' : '-c fsync=off';
+  const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${durability} -c max_connections=200`;
+  run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const [row] = await admin<Array<{ v: string }>>`SELECT current_setting('server_version') AS v`;
   return {
     url,
+    version: row?.v ?? 'unknown',
     async createDatabase() {
       databases += 1;
       const name = `t${process.pid}_${databases}`;

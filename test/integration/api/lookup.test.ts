@@ -13,7 +13,7 @@ import type { Seller } from '../../../api/x402/seller.ts';
 import { paidCallRecord } from '../../../core/catalog.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 import { createProbeCache } from '../../../core/probe-cache.ts';
-import { createQuota } from '../../../core/quota.ts';
+import { createQuota, quotaPort } from '../../../core/quota.ts';
 import { createReputationLookup } from '../../../core/reputation.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
 import { runPaths } from '../../../io/crawl-runs.ts';
@@ -85,7 +85,7 @@ function setup(options: { store?: Store } = {}) {
       trustProxy: true,
       trustedProxies: parseCidrList('127.0.0.1/8,::1'),
       exemptKeys: [{ name: 'partner', secret: PARTNER }],
-      quota: createQuota({ now: () => NOW }),
+      quota: quotaPort(createQuota({ now: () => NOW })),
       identity: createIdentity(new Uint8Array(32).fill(7)),
     },
     sales: createSales(seller, 'https://spotcheck.example'),

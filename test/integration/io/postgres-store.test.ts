@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrate } from '../../../io/postgres-schema.ts';
 import { openPostgresStore } from '../../../io/postgres-store.ts';
+import { checkRow } from '../../fixtures/check-row.ts';
 import { postgresMissing, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 import { testStore } from './store-contract.ts';
 
@@ -30,6 +31,31 @@ describe.skipIf(postgresMissing !== null)('postgres store', () => {
       expect(applied.map((row) => row.version)).toEqual(MIGRATIONS.map((m) => m.version));
     } finally {
       await Promise.all(pools.map((sql) => sql.end()));
+    }
+  });
+
+  it('indexes receipts and observations queued while a flush runs, in one statement', async () => {
+    const store = await openPostgresStore(await pg.createDatabase());
+    const url = 'https://a.example/x';
+    const row = (id: string) => checkRow(id, url, 'pay', '2026-11-24T10:00:00.000Z');
+    try {
+      store.indexReceipts([row('sc-bbbbbbbbbbbbbbbbbbbbbbbbba')]);
+      // The first flush is in flight: these two make the next batch, receipts and an observation together.
+      store.indexReceipts([row('sc-bbbbbbbbbbbbbbbbbbbbbbbbbe')]);
+      store.addObservation(url, 'GET', {
+        observed_at: '2026-11-24T10:00:00.000Z',
+        http_status: 402,
+        price_usd: 0.01,
+        amount_atomic: '10000',
+        network: 'eip155:8453',
+        asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        pay_to: '0x1111111111111111111111111111111111111111',
+      });
+      await store.flush();
+      expect((await store.listReceipts({ page: 1, pageSize: 10 })).total).toBe(2);
+      expect(await store.observations(url, 'GET')).toHaveLength(1);
+    } finally {
+      await store.close();
     }
   });
 

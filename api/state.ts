@@ -1,0 +1,85 @@
+/**
+ * Where the service's shared state lives (design.md "One machine, then many"): embedded (DuckDB under `DATA_DIR`,
+ * the quota, usage meter, rate limit and replay guard in this process's memory, restored from the journal), or with
+ * `DATABASE_URL` all of them in PostgreSQL, shared by every instance (docs/deploy.md). The journal, the signing keys
+ * and the receipt files stay under each instance's own `DATA_DIR` either way.
+ */
+
+import { HOSTED } from '../core/hosted.ts';
+import { createQuota, type Quota, type QuotaPort, quotaPort } from '../core/quota.ts';
+import type { ReplayGuard } from '../core/replay.ts';
+import type { dataPaths } from '../io/data-paths.ts';
+import { openDuckDbStore } from '../io/duckdb-store.ts';
+import { type IntegratorStore, openIntegratorStore } from '../io/integrator-store.ts';
+import { postgresMeter, postgresRateLimiter } from '../io/postgres-hosted.ts';
+import { postgresIntegratorStore, watchIntegrators } from '../io/postgres-integrators.ts';
+import { openPostgresQuota } from '../io/postgres-quota.ts';
+import { openPostgresReplayGuard } from '../io/postgres-replay.ts';
+import { connectPostgres, postgresStore } from '../io/postgres-store.ts';
+import type { Store } from '../io/store.ts';
+import type { Config } from './config.ts';
+import type { SharedHosted } from './hosted.ts';
+
+export type ServiceState = {
+  store: Store;
+  /** What the access gate reserves free uses from. */
+  quota: QuotaPort;
+  /** The quota the journal's uses are restored into at start-up (the embedded one; a shared one needs none). */
+  journaledQuota: Quota;
+  integrators: IntegratorStore;
+  /** Hosted counters shared by every instance; undefined when embedded. */
+  sharedHosted?: SharedHosted;
+  /** The seller's replay guard when shared; undefined keeps the seller's in-memory one. */
+  replayGuard?: ReplayGuard;
+  /** The ledger's wait for a receipt's commit in the shared store; undefined when embedded. */
+  committed?: (receiptId: string) => Promise<void>;
+  /** Ends the database pool, after every part over it is closed. */
+  close(): Promise<void>;
+};
+
+/**
+ * Opens the state `config` names. `saltCheck` is a value derived from this instance's salt (never the salt): the
+ * instances sharing a database must hash client addresses alike, or each would count every client apart.
+ */
+export async function openState(
+  config: Config,
+  paths: ReturnType<typeof dataPaths>,
+  now: () => Date,
+  saltCheck: string,
+): Promise<ServiceState> {
+  if (config.database === null) {
+    const quota = createQuota({ now });
+    return {
+      store: await openDuckDbStore(paths.database),
+      quota: quotaPort(quota),
+      journaledQuota: quota,
+      integrators: await openIntegratorStore(paths.integrators),
+      close: async () => {},
+    };
+  }
+  const sql = await connectPostgres(config.database.url, { poolSize: config.database.poolSize });
+  try {
+    const store = postgresStore(sql, { endPool: false });
+    return {
+      store,
+      quota: await openPostgresQuota(sql, now, saltCheck),
+      journaledQuota: createQuota({ now }),
+      integrators: postgresIntegratorStore(sql),
+      sharedHosted: {
+        meter: postgresMeter(sql, now),
+        rate: postgresRateLimiter(sql, {
+          limit: HOSTED.ratePerMinute,
+          windowSeconds: 60,
+          now: () => now().getTime(),
+        }),
+        watch: (onChange) => watchIntegrators(sql, onChange),
+      },
+      replayGuard: await openPostgresReplayGuard(sql, now),
+      committed: (id) => store.committed(id),
+      close: () => sql.end({ timeout: 5 }),
+    };
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    throw error;
+  }
+}

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { readConfig } from '../../../api/config.ts';
+
+describe('DATABASE_URL', () => {
+  it('is off by default: the embedded DuckDB', () => {
+    expect(readConfig({}).database).toBeNull();
+  });
+
+  it('takes a postgres:// or postgresql:// URL, with a pool of 10 unless DATABASE_POOL_SIZE says', () => {
+    expect(readConfig({ DATABASE_URL: 'postgres://spot@db.internal:5432/spotcheck' }).database).toEqual({
+      url: 'postgres://spot@db.internal:5432/spotcheck',
+      poolSize: 10,
+    });
+    expect(
+      readConfig({ DATABASE_URL: 'postgresql://db/spotcheck', DATABASE_POOL_SIZE: '25' }).database,
+    ).toEqual({ url: 'postgresql://db/spotcheck', poolSize: 25 });
+  });
+
+  it('stops the start-up on any other URL or pool size, naming the variable', () => {
+    expect(() => readConfig({ DATABASE_URL: 'mysql://db/spotcheck' })).toThrow(/invalid DATABASE_URL/);
+    expect(() => readConfig({ DATABASE_URL: 'spotcheck.duckdb' })).toThrow(/invalid DATABASE_URL/);
+    expect(() => readConfig({ DATABASE_URL: 'postgres://db/spotcheck', DATABASE_POOL_SIZE: '0' })).toThrow(
+      /invalid DATABASE_POOL_SIZE/,
+    );
+  });
+});
