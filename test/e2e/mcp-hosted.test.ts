@@ -101,13 +101,13 @@ describe('hosted keys over MCP', () => {
     });
 
     // The HTTP route with the same key counts in the same month: 2 MCP calls, then 1 HTTP call.
-    expect(hosted.meter.calls('mcprouter', month())).toBe(2);
+    expect(await hosted.meter.calls('mcprouter', month())).toBe(2);
     const http = await fetchFrom('198.18.20.3')(
       `${paid.spot.url}${CHECK}?${new URLSearchParams({ url: sellerUrl() })}`,
       { headers: { authorization: `Bearer ${key}`, 'x-service-end-user': 'agent-42' } },
     );
     expect(http.status).toBe(200);
-    expect(hosted.meter.calls('mcprouter', month())).toBe(3);
+    expect(await hosted.meter.calls('mcprouter', month())).toBe(3);
     const me = await (
       await fetch(`${paid.spot.url}/v1/integrators/me`, { headers: { 'x-service-key': key } })
     ).json();
@@ -135,12 +135,12 @@ describe('hosted keys over MCP', () => {
         message: expect.stringContaining(state),
       });
     }
-    expect(hosted.meter.calls('mcpstates', month())).toBe(1);
+    expect(await hosted.meter.calls('mcpstates', month())).toBe(1);
   });
 
   it('past the credit limit answer the x402 MCP payment-required binding, and paying it settles on chain', async () => {
     const [key = ''] = await createIntegrator(hosted, 'mcpcapped', '20000');
-    hosted.meter.restore(month(), 'mcpcapped', 1000, []);
+    await hosted.meter.restore(month(), 'mcpcapped', 1000, []);
     const client = await connect('198.18.20.5', { 'x-service-key': key });
     expect((await checkTool(client)).structuredContent).toMatchObject({
       access: { tier: 'hosted', hosted: { band: 'standard', price_atomic: '20000' } },
@@ -173,6 +173,6 @@ describe('hosted keys over MCP', () => {
     expect(before.buyer - after.buyer).toBe(PRICE);
     expect(after.service - before.service).toBe(PRICE);
     // A paid call is not on the invoice: the month still counts the 1,001 hosted calls.
-    expect(hosted.meter.calls('mcpcapped', month())).toBe(1001);
+    expect(await hosted.meter.calls('mcpcapped', month())).toBe(1001);
   });
 });

@@ -64,8 +64,8 @@ export async function recordHostedCalls(
   calls: number,
 ): Promise<void> {
   await Promise.all(
-    Array.from({ length: calls }, (_, i) => {
-      hosted.meter.restore(month, integrator, 1, []);
+    Array.from({ length: calls }, async (_, i) => {
+      await hosted.meter.restore(month, integrator, 1, []);
       const use = { integrator, month, n: i + 1, ...bandOf(i + 1), endUser: null, release: () => {} };
       return hosted.record(use, 'k', null);
     }),

@@ -198,7 +198,7 @@ describe('metering (the route is the meter)', () => {
     expect(found.isError, JSON.stringify(found.content)).toBeFalsy();
     expect(found.structuredContent).toMatchObject({ access: { tier: 'free', free_used_today: 1 } });
     expect((await call(client, 'get_rules')).isError).toBeFalsy();
-    expect(hosted.meter.calls('mcptools', new Date().toISOString().slice(0, 7))).toBe(1);
+    expect(await hosted.meter.calls('mcptools', new Date().toISOString().slice(0, 7))).toBe(1);
   });
 });
 
