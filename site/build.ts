@@ -11,6 +11,7 @@
  *
  * It reads only published run folders and key files, never the database.
  */
+import { spawn } from 'node:child_process';
 import {
   chmod,
   copyFile,
@@ -18,19 +19,19 @@ import {
   link,
   mkdir,
   readdir,
+  readFile,
   readlink,
   rename,
   rm,
   symlink,
   writeFile,
 } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
-import { build } from 'astro';
+import { basename, dirname, join, resolve } from 'node:path';
 import { readConfig } from '../api/config.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { headersFile } from '../core/site-cache.ts';
 import { publishedRun, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
-import { writeReceiptPages } from './lib/receipt-pages.ts';
+import { SHELL_ID, writeReceiptPages } from './lib/receipt-pages.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const KEPT_BUILDS = 2;
@@ -84,8 +85,12 @@ export async function buildSite(options: {
     return result;
   };
   try {
+    // One after the other: Astro's process has exited (and given back its memory) before the receipt pages start.
     pages = await timed('astro', () => astroBuild(input, stage, work));
-    receipts = await timed('receipt pages', () => writeReceiptPages(input, stage));
+    const shell = readFile(join(stage, 'receipts', SHELL_ID, 'index.html'), 'utf8');
+    receipts = await timed('receipt pages', () => writeReceiptPages(input, join(work, 'receipts'), shell));
+    await rm(join(stage, 'receipts'), { recursive: true, force: true });
+    await rename(join(work, 'receipts'), join(stage, 'receipts'));
     await timed('json twins', () => copyJsonTwins(input, stage));
     await writeFile(join(stage, '_headers'), headersFile());
     await rename(stage, out);
@@ -99,30 +104,32 @@ export async function buildSite(options: {
 }
 
 /**
- * Runs Astro with its root in the build's own scratch folder: Astro puts `.astro/` under its root and, for an
- * output folder outside the working directory, `.astro/.prerender/` under the working directory. The scratch folder
- * holds a copy of `site/` (Astro wants its sources inside its root) and links to the code and packages they import.
+ * Runs Astro (`site/astro-build.mjs`, in its own process) with its root and working directory in the build's own
+ * scratch folder: Astro puts `.astro/` under its root and, for an output folder outside the working directory,
+ * `.astro/.prerender/` under the working directory. The scratch folder holds a copy of `site/` (Astro wants its
+ * sources inside its root) and links to the code and packages they import.
  */
 async function astroBuild(input: SiteInput, stage: string, work: string): Promise<number> {
   await cp(join(ROOT, 'site'), join(work, 'site'), { recursive: true });
   for (const dir of SHARED) await symlink(join(ROOT, dir), join(work, dir), 'dir');
-  process.env[SITE_INPUT_ENV] = JSON.stringify(input);
-  process.env.SPOTCHECK_SITE_ROOT = work;
-  process.env.SPOTCHECK_SITE_OUT = stage;
-  process.env.SPOTCHECK_SITE_CACHE = join(work, 'cache');
-  process.env.ASTRO_TELEMETRY_DISABLED = '1';
-  const cwd = process.cwd();
-  process.chdir(work);
-  try {
-    await build({
-      root: work,
-      // Astro joins the config path to the root.
-      configFile: relative(work, join(ROOT, 'astro.config.mjs')),
-      logLevel: process.env.SITE_BUILD_VERBOSE ? 'info' : 'warn',
-    });
-  } finally {
-    process.chdir(cwd);
-  }
+  const env = {
+    ...process.env,
+    [SITE_INPUT_ENV]: JSON.stringify(input),
+    SPOTCHECK_SITE_ROOT: work,
+    SPOTCHECK_SITE_OUT: stage,
+    SPOTCHECK_SITE_CACHE: join(work, 'cache'),
+    ASTRO_TELEMETRY_DISABLED: '1',
+  };
+  const child = spawn(process.execPath, [join(ROOT, 'site', 'astro-build.mjs')], {
+    cwd: work,
+    env,
+    stdio: 'inherit',
+  });
+  const code = await new Promise<number | null>((done, fail) => {
+    child.on('error', fail);
+    child.on('close', done);
+  });
+  if (code !== 0) throw new Error(`the Astro build failed (exit ${code})`);
   return (await readdir(stage, { recursive: true })).filter((f) => f.endsWith('.html')).length;
 }
 
@@ -201,7 +208,7 @@ if (import.meta.main) {
       ? `[spotcheck] ${result.dir} (published as ${join(config.dataDir, 'site')})`
       : `[spotcheck] ${result.dir} (not published: a newer build finished first)`,
   );
-  // For bench/site.ts: this process's peak resident memory (Astro builds in-process).
+  // For bench/site.ts: this process's peak resident memory (site/astro-build.mjs reports its own).
   if (process.env.SITE_BUILD_REPORT) {
     const phases = Object.entries(result.phases).map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`);
     console.log(`[spotcheck] phases: ${phases.join(', ')}`);

@@ -9,14 +9,14 @@
  * and of the published bazaar check, and every receipt a published save refers to (the saves list spans the runs of
  * 30 days), so no link on the site points at a missing page.
  */
-import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { escapeXml, type Fact, type ReceiptView, receiptView } from '../../core/format.ts';
 import { receiptFilePath } from './links.ts';
 import { readIndex, readRunFile, type SiteInput } from './published.ts';
 import { parseFile, Receipt, Saves } from './schemas.ts';
 
-/** The id the shell page is rendered under; its folder is removed once the pages are written. */
+/** The id the shell page is rendered under (`/receipts/<SHELL_ID>/`, replaced by the receipt pages). */
 export const SHELL_ID = 'receipt-page-shell';
 
 /** The slots of the shell, as the Astro page writes them (letters and underscores survive any escaping). */
@@ -56,27 +56,36 @@ export async function receiptSources(input: SiteInput): Promise<ReceiptSource[]>
   return out;
 }
 
-/** Writes the page and the raw file of every receipt into `out`; returns how many. */
-export async function writeReceiptPages(input: SiteInput, out: string): Promise<number> {
-  const shellDir = join(out, 'receipts', SHELL_ID);
-  const shell = parseShell(readFileSync(join(shellDir, 'index.html'), 'utf8'));
-  rmSync(shellDir, { recursive: true, force: true });
+/**
+ * Writes the raw file and the page of every receipt into `dir` (the build's `receipts/` folder), filling the shell
+ * (`shell` settles with its HTML); returns how many. Folders and raw files first, then the pages: a caller may start
+ * it before the shell is written.
+ */
+export async function writeReceiptPages(
+  input: SiteInput,
+  dir: string,
+  shell: Promise<string>,
+): Promise<number> {
   const sources = await receiptSources(input);
+  mkdirSync(dir, { recursive: true });
   // Synchronous calls, one receipt after another: on this disk, 64 at once through the thread pool was no faster
   // and cost more CPU (bench/site.ts, BENCHMARKS.md).
   for (const source of sources) {
-    const dir = join(out, 'receipts', source.id);
-    const raw = join(out, 'receipts', `${source.id}.json`);
-    let receipt: Record<string, unknown>;
-    if ('file' in source) {
-      receipt = parseFile(Receipt, JSON.parse(readFileSync(source.file, 'utf8')), source.file);
-      hardLinkOrCopy(source.file, raw);
-    } else {
-      receipt = parseFile(Receipt, source.copy, `the save of ${source.id}`);
-      writeFileSync(raw, `${JSON.stringify(source.copy, null, 2)}\n`);
-    }
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'index.html'), receiptPage(shell, receiptView(receipt), input.baseUrl));
+    mkdirSync(join(dir, source.id));
+    const raw = join(dir, `${source.id}.json`);
+    if ('file' in source) hardLinkOrCopy(source.file, raw);
+    else writeFileSync(raw, `${JSON.stringify(source.copy, null, 2)}\n`);
+  }
+  const parts = parseShell(await shell);
+  for (const source of sources) {
+    const receipt =
+      'file' in source
+        ? parseFile(Receipt, JSON.parse(readFileSync(source.file, 'utf8')), source.file)
+        : parseFile(Receipt, source.copy, `the save of ${source.id}`);
+    writeFileSync(
+      join(dir, source.id, 'index.html'),
+      receiptPage(parts, receiptView(receipt), input.baseUrl),
+    );
   }
   return sources.length;
 }
