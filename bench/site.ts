@@ -80,7 +80,7 @@ export async function run(): Promise<Result> {
       notes: [
         'HTML carries its CSS inline; gzip level 6 as the server sends it; only /verify/ loads a script',
         ...(phases ? [`build phases: ${phases}`] : []),
-        `load average at the end of the build: ${loadavg()
+        `load average at the end of the bench: ${loadavg()
           .map((x) => x.toFixed(1))
           .join(' ')} (2 shared cores)`,
       ],
