@@ -76,6 +76,10 @@ export const SaveEntry = v.looseObject({
   source_list: v.string(),
   timestamp: Iso,
   permalink: v.string(),
+  /** The run whose receipt this is (the saves list spans the runs of 30 days). */
+  run_id: v.optional(v.string()),
+  /** The signed receipt, redacted of who asked (docs/data-files.md `saves.json`). */
+  receipt: v.optional(v.looseObject({ id: v.string() })),
 });
 export const Saves = v.looseObject({
   schema: v.literal(1),

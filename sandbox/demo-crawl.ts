@@ -16,12 +16,20 @@ import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { loadSigningKeys } from '../io/keys.ts';
 import { createProber } from '../io/prober.ts';
+import type { DiscoveryServer } from './discovery.ts';
 import type { World } from './world.ts';
 
-/** Runs the crawl and the bazaar check; returns the lines to print and the links to open. */
-export async function crawlTour(world: World, config: Config, service: Service, url: string) {
-  const allow = parseCidrList(config.probeAllowCidrs);
-  const { signer } = await loadSigningKeys({ dir: dataPaths(config.dataDir).keys });
+/** The discovery lists a sandbox crawl reads: what `crawlSandbox` needs of the world or of a test's own servers. */
+export type SandboxLists = Pick<DiscoveryServer, 'cdpUrl' | 'x402scanUrl' | 'brokenUrl' | 'searchUrl'>;
+
+/**
+ * A real crawl of the sandbox's discovery lists (CDP-shaped, x402scan-shaped and a broken one) and a bazaar check
+ * of the top 5 results for `sdk`, published under `dataDir` with the key there: the crawl's own code end to end,
+ * with loopback let through the SSRF gate by `allowCidrs` (the demo's and the tests' PROBE_ALLOW_CIDRS).
+ */
+export async function crawlSandbox(lists: SandboxLists, options: SandboxCrawlOptions) {
+  const allow = parseCidrList(options.allowCidrs);
+  const { signer } = await loadSigningKeys({ dir: dataPaths(options.dataDir).keys });
   const fetchJson = fetchJsonVia(
     createProber({ allow, maxBodyBytes: SOURCE_MAX_BYTES, timeoutMs: SOURCE_TIMEOUT_MS }),
   );
@@ -30,18 +38,18 @@ export async function crawlTour(world: World, config: Config, service: Service, 
     signer,
     now: () => new Date(),
     random: (n: number) => new Uint8Array(randomBytes(n)),
-    baseUrl: config.baseUrl,
+    baseUrl: options.baseUrl,
     monotonic: () => performance.now(),
   };
   const specs: SourceSpec[] = [
-    { name: 'sandbox-cdp', kind: 'discovery', location: world.discovery.cdpUrl },
-    { name: 'sandbox-x402scan', kind: 'x402scan', location: world.discovery.x402scanUrl },
-    { name: 'sandbox-broken', kind: 'discovery', location: world.discovery.brokenUrl },
+    { name: 'sandbox-cdp', kind: 'discovery', location: lists.cdpUrl },
+    { name: 'sandbox-x402scan', kind: 'x402scan', location: lists.x402scanUrl },
+    { name: 'sandbox-broken', kind: 'discovery', location: lists.brokenUrl },
   ];
   const crawl = await runCrawl(
     {
       ...common,
-      paths: runPaths(config.dataDir, 'crawl'),
+      paths: runPaths(options.dataDir, 'crawl'),
       readSources: () => Promise.all(specs.map((spec) => readSource(fetchJson, spec))),
       progressOut: { write: () => true },
       log: () => {},
@@ -49,9 +57,21 @@ export async function crawlTour(world: World, config: Config, service: Service, 
     { resume: false, concurrency: null, limit: null },
   );
   const bazaar = await runBazaarCheck(
-    { ...common, paths: runPaths(config.dataDir, 'bazaar'), fetchJson },
-    { source: world.discovery.searchUrl, query: 'sdk', top: 5 },
+    { ...common, paths: runPaths(options.dataDir, 'bazaar'), fetchJson },
+    { source: lists.searchUrl, query: 'sdk', top: 5 },
   );
+  return { crawl, bazaar, kid: signer.kid };
+}
+
+export type SandboxCrawlOptions = { dataDir: string; baseUrl: string; allowCidrs: string };
+
+/** Runs the crawl and the bazaar check; returns the lines to print and the links to open. */
+export async function crawlTour(world: World, config: Config, service: Service, url: string) {
+  const { crawl, bazaar } = await crawlSandbox(world.discovery, {
+    dataDir: config.dataDir,
+    baseUrl: config.baseUrl,
+    allowCidrs: config.probeAllowCidrs,
+  });
   await service.takeInRuns();
   const page = (await (await fetch(`${url}/v1/skips.json`)).json()) as Record<string, unknown>;
   const saves = (await (await fetch(`${url}/saves.json`)).json()) as { count: number };

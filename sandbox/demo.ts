@@ -26,6 +26,7 @@ import { verifyReceipt } from '../verify/verify.ts';
 import { freePort } from './chain.ts';
 import { crawlTour } from './demo-crawl.ts';
 import { tourKnownAnswers } from './demo-known-answers.ts';
+import { buildDemoSite } from './demo-site.ts';
 import type { SellerName } from './sellers/index.ts';
 import { startWorld, type World } from './world.ts';
 
@@ -209,9 +210,12 @@ async function tour(): Promise<void> {
   );
   out(`      The same receipt with verdict changed to skip: ${tampered.ok ? 'ok' : tampered.reason}.`);
 
-  out('[7/9] A crawl of the sandbox discovery lists and a bazaar check, taken in by the running service:');
+  out('[7/9] A crawl of the sandbox discovery lists and a bazaar check, taken in by the running service,');
+  out('      then the public site built from them:');
   const crawled = await crawlTour(world, config, service, url);
   for (const line of crawled.lines) out(line);
+  const site = await buildDemoSite(config, url, new URL(world.sellers.urls['sdk-ok']).host);
+  for (const line of site.lines) out(line);
   out('[8/9] Known-answer calls: the service pays the task sellers, judges each answer, ranks them.');
   await tourKnownAnswers({ world, url, dataDir: config.dataDir, buyer: 2, out });
 
@@ -225,7 +229,7 @@ async function tour(): Promise<void> {
     ['facilitator', `${state.facilitatorUrl}/supported`],
     ['RPC', state.rpcUrls.join('  ')],
   ];
-  links.push(...crawled.links);
+  links.push(...crawled.links, ...site.links);
   for (const [label, link] of links) out(`      ${label.padEnd(17)} ${link}`);
   out('      sellers:');
   for (const [name, link] of Object.entries(state.sellers)) out(`        ${name.padEnd(22)} ${link}`);

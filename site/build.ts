@@ -1,22 +1,57 @@
 /**
- * `npm run build:site`: builds the public site from the published crawl and bazaar runs into a new folder
- * `DATA_DIR/site-builds/<stamp>/`, then points `DATA_DIR/site` at it (a symlink replaced by rename, so the
- * running server switches at once, with no restart and never a half-built folder). The two newest builds
- * are kept; older ones are removed. Reads only published run folders and key files, never the database, so it
- * is safe while the server and a crawl run. See docs/site.md for the folder and the cache headers it expects.
+ * `npm run build:site`: builds the public site from the published crawl and bazaar runs and publishes it as
+ * `DATA_DIR/site`. Safe beside the server, a crawl and another build (docs/site.md "Builds side by side"):
+ *
+ * - each build has its own scratch folder `site-builds/.<name>.work/` (Astro's root, `.astro/`, caches) and writes
+ *   into its own staging folder `site-builds/.<name>.staging/`; nothing is written into the repository;
+ * - the staging folder is renamed to `site-builds/<name>/` only when complete, then `DATA_DIR/site`, a symlink, is
+ *   replaced by a rename, so the server (which resolves the link per request) switches at once, without a restart,
+ *   and never sees half a build; a build never replaces a newer one that finished first;
+ * - the two newest builds are kept; older ones and the scratch folders of dead builds are removed.
+ *
+ * It reads only published run folders and key files, never the database.
  */
-import { chmod, copyFile, link, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { build } from 'astro';
+import { spawn } from 'node:child_process';
+import {
+  chmod,
+  copyFile,
+  cp,
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { readConfig } from '../api/config.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { headersFile } from '../core/site-cache.ts';
-import { publishedRun, readIndex, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
+import { publishedRun, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
+import { SHELL_ID, writeReceiptPages } from './lib/receipt-pages.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const KEPT_BUILDS = 2;
+/** What the site's sources import from outside `site/`, linked into each build's scratch folder. */
+const SHARED = ['core', 'io', 'verify', 'node_modules'];
+/** A finished build's folder name: the build's start, to the millisecond, and its process id. */
+const BUILD_NAME = /^\d{8}T\d{9}Z-\d+$/;
 
-export type SiteBuild = { dir: string; pages: number; ms: number; input: SiteInput };
+export type SiteBuild = {
+  dir: string;
+  /** Pages Astro rendered, and receipt pages written from the shell. */
+  pages: number;
+  receipts: number;
+  /** False when a newer build had already been published (this one is kept but not served). */
+  published: boolean;
+  ms: number;
+  /** Milliseconds per phase (astro, receipt pages, json twins), for bench/site.ts. */
+  phases: Record<string, number>;
+  input: SiteInput;
+};
 
 /** Builds the site for `dataDir` and publishes it as `dataDir/site`. */
 export async function buildSite(options: {
@@ -25,33 +60,77 @@ export async function buildSite(options: {
   now?: Date;
 }): Promise<SiteBuild> {
   const started = performance.now();
+  const dataDir = resolve(options.dataDir);
   const builtAt = (options.now ?? new Date()).toISOString();
   const input: SiteInput = {
-    dataDir: options.dataDir,
+    dataDir,
     baseUrl: options.baseUrl,
     builtAt,
-    crawlRun: await publishedRun(join(options.dataDir, 'crawl')),
-    bazaarRun: await publishedRun(join(options.dataDir, 'bazaar')),
+    crawlRun: await publishedRun(join(dataDir, 'crawl')),
+    bazaarRun: await publishedRun(join(dataDir, 'bazaar')),
   };
-  const builds = join(options.dataDir, 'site-builds');
+  const builds = join(dataDir, 'site-builds');
   const name = `${builtAt.replace(/[-:.]/g, '')}-${process.pid}`;
+  const stage = join(builds, `.${name}.staging`);
+  const work = join(builds, `.${name}.work`);
   const out = join(builds, name);
-  await mkdir(builds, { recursive: true });
-  process.env[SITE_INPUT_ENV] = JSON.stringify(input);
-  process.env.SPOTCHECK_SITE_OUT = out;
-  process.env.SPOTCHECK_SITE_CACHE = `${out}.cache`;
-  process.env.ASTRO_TELEMETRY_DISABLED = '1';
+  await mkdir(work, { recursive: true });
+  let pages: number;
+  let receipts: number;
+  const phases: Record<string, number> = {};
+  const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    const result = await run();
+    phases[phase] = Math.round(performance.now() - t);
+    return result;
+  };
   try {
-    await build({ root: ROOT, logLevel: process.env.SITE_BUILD_VERBOSE ? 'info' : 'warn' });
+    // One after the other: Astro's process has exited (and given back its memory) before the receipt pages start.
+    pages = await timed('astro', () => astroBuild(input, stage, work));
+    const shell = readFile(join(stage, 'receipts', SHELL_ID, 'index.html'), 'utf8');
+    receipts = await timed('receipt pages', () => writeReceiptPages(input, join(work, 'receipts'), shell));
+    await rm(join(stage, 'receipts'), { recursive: true, force: true });
+    await rename(join(work, 'receipts'), join(stage, 'receipts'));
+    await timed('json twins', () => copyJsonTwins(input, stage));
+    await writeFile(join(stage, '_headers'), headersFile());
+    await rename(stage, out);
   } finally {
-    await rm(`${out}.cache`, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true });
+    await rm(stage, { recursive: true, force: true });
   }
-  await copyJsonTwins(input, out);
-  await writeFile(join(out, '_headers'), headersFile());
-  await publish(options.dataDir, join('site-builds', name));
-  await prune(builds, name);
-  const pages = (await readdir(out, { recursive: true })).filter((f) => f.endsWith('.html')).length;
-  return { dir: out, pages, ms: performance.now() - started, input };
+  const published = await publish(dataDir, name);
+  await prune(builds);
+  return { dir: out, pages, receipts, published, ms: performance.now() - started, phases, input };
+}
+
+/**
+ * Runs Astro (`site/astro-build.mjs`, in its own process) with its root and working directory in the build's own
+ * scratch folder: Astro puts `.astro/` under its root and, for an output folder outside the working directory,
+ * `.astro/.prerender/` under the working directory. The scratch folder holds a copy of `site/` (Astro wants its
+ * sources inside its root) and links to the code and packages they import.
+ */
+async function astroBuild(input: SiteInput, stage: string, work: string): Promise<number> {
+  await cp(join(ROOT, 'site'), join(work, 'site'), { recursive: true });
+  for (const dir of SHARED) await symlink(join(ROOT, dir), join(work, dir), 'dir');
+  const env = {
+    ...process.env,
+    [SITE_INPUT_ENV]: JSON.stringify(input),
+    SPOTCHECK_SITE_ROOT: work,
+    SPOTCHECK_SITE_OUT: stage,
+    SPOTCHECK_SITE_CACHE: join(work, 'cache'),
+    ASTRO_TELEMETRY_DISABLED: '1',
+  };
+  const child = spawn(process.execPath, [join(ROOT, 'site', 'astro-build.mjs')], {
+    cwd: work,
+    env,
+    stdio: 'inherit',
+  });
+  const code = await new Promise<number | null>((done, fail) => {
+    child.on('error', fail);
+    child.on('close', done);
+  });
+  if (code !== 0) throw new Error(`the Astro build failed (exit ${code})`);
+  return (await readdir(stage, { recursive: true })).filter((f) => f.endsWith('.html')).length;
 }
 
 /** The published files behind the JSON twins of the pages, byte for byte (hard links where possible). */
@@ -78,33 +157,43 @@ async function copyJsonTwins(input: SiteInput, out: string): Promise<void> {
   // Before the first crawl, /rules.json is this code's rules document (the same source as the page).
   if (crawl === null)
     await writeFile(join(out, 'rules.json'), `${JSON.stringify(rulesDocument(), null, 2)}\n`);
-  const done = new Set<string>();
-  for (const run of [crawl, input.bazaarRun]) {
-    if (run === null) continue;
-    const ids = (await readIndex(run.dir).catch(() => []))
-      .map((line) => line.id)
-      .filter((id) => !done.has(id));
-    for (let i = 0; i < ids.length; i += 64) {
-      await Promise.all(
-        ids.slice(i, i + 64).map((id) => put(join(run.dir, 'receipts', `${id}.json`), `receipts/${id}.json`)),
-      );
-    }
-    for (const id of ids) done.add(id);
+}
+
+/**
+ * Points `dataDir/site` at `site-builds/<name>`: a new symlink renamed over the old one is atomic. A build that
+ * finishes after a newer one (both started from the runs published when they began) leaves the newer one served.
+ */
+async function publish(dataDir: string, name: string): Promise<boolean> {
+  const site = join(dataDir, 'site');
+  const served = await readlink(site).catch(() => null);
+  if (served !== null && BUILD_NAME.test(basename(served)) && basename(served) > name) return false;
+  const tmp = join(dataDir, `site.${process.pid}.tmp`);
+  await rm(tmp, { force: true });
+  await symlink(join('site-builds', name), tmp);
+  await rename(tmp, site);
+  return true;
+}
+
+/** Keeps the newest finished builds; removes older ones and the scratch folders of builds no longer running. */
+async function prune(builds: string): Promise<void> {
+  const names = await readdir(builds);
+  const finished = names.filter((n) => BUILD_NAME.test(n)).sort();
+  for (const n of finished.slice(0, -KEPT_BUILDS))
+    await rm(join(builds, n), { recursive: true, force: true });
+  for (const n of names) {
+    const pid = /^\.\d{8}T\d{9}Z-(\d+)\.(?:work|staging)$/.exec(n)?.[1];
+    if (pid !== undefined && !isRunning(Number(pid)))
+      await rm(join(builds, n), { recursive: true, force: true });
   }
 }
 
-/** Points `dataDir/site` at the new build: a new symlink renamed over the old one is atomic. */
-async function publish(dataDir: string, target: string): Promise<void> {
-  const tmp = join(dataDir, `site.${process.pid}.tmp`);
-  await rm(tmp, { force: true });
-  await symlink(target, tmp);
-  await rename(tmp, join(dataDir, 'site'));
-}
-
-async function prune(builds: string, newest: string): Promise<void> {
-  const names = (await readdir(builds)).filter((n) => !n.endsWith('.cache')).sort();
-  const keep = new Set([...names.filter((n) => n !== newest).slice(-(KEPT_BUILDS - 1)), newest]);
-  for (const n of names) if (!keep.has(n)) await rm(join(builds, n), { recursive: true, force: true });
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'EPERM';
+  }
 }
 
 if (import.meta.main) {
@@ -112,10 +201,17 @@ if (import.meta.main) {
   const result = await buildSite({ dataDir: config.dataDir, baseUrl: config.baseUrl });
   const run = result.input.crawlRun?.runId ?? 'no published crawl yet';
   console.log(
-    `[spotcheck] site built from ${run}: ${result.pages} pages in ${(result.ms / 1000).toFixed(1)} s`,
+    `[spotcheck] site built from ${run}: ${result.pages} pages and ${result.receipts} receipt pages in ${(result.ms / 1000).toFixed(1)} s`,
   );
-  console.log(`[spotcheck] ${result.dir} (published as ${join(config.dataDir, 'site')})`);
-  // For bench/site.ts: this process's peak resident memory (Astro builds in-process).
-  if (process.env.SITE_BUILD_REPORT)
+  console.log(
+    result.published
+      ? `[spotcheck] ${result.dir} (published as ${join(config.dataDir, 'site')})`
+      : `[spotcheck] ${result.dir} (not published: a newer build finished first)`,
+  );
+  // For bench/site.ts: this process's peak resident memory (site/astro-build.mjs reports its own).
+  if (process.env.SITE_BUILD_REPORT) {
+    const phases = Object.entries(result.phases).map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`);
+    console.log(`[spotcheck] phases: ${phases.join(', ')}`);
     console.log(`[spotcheck] peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+  }
 }

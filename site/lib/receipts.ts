@@ -1,11 +1,9 @@
 /**
- * The receipts of the published runs, for their pages and the badges. Not a content collection: Astro bundles
- * its collections into the build, and 100,000 receipts would not fit. Pages get the file path only and read
- * their own receipt while they render, through the same valibot schema, so memory stays flat with the count.
+ * The receipts of the published runs, for the badges. Not a content collection: Astro bundles its collections into
+ * the build, and 100,000 receipts would not fit. Receipt pages are written by `site/lib/receipt-pages.ts`.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ReceiptView, receiptView } from '../../core/format.ts';
 import { type IndexLine, readIndex, type SiteInput } from './published.ts';
 import { parseFile, Receipt } from './schemas.ts';
 
@@ -29,9 +27,4 @@ export async function indexedReceipts(input: SiteInput): Promise<IndexedReceipt[
 /** One receipt file, checked against the schema. */
 export async function readReceipt(file: string): Promise<Record<string, unknown>> {
   return parseFile(Receipt, JSON.parse(await readFile(file, 'utf8')), file);
-}
-
-/** What the page of one receipt file shows. */
-export async function readReceiptView(file: string): Promise<ReceiptView> {
-  return receiptView(await readReceipt(file));
 }

@@ -1,27 +1,32 @@
 /**
- * `npm run site:screenshots`: the main pages of a fixture site as PNGs in docs/screenshots/, for the docs.
- * Same parts as the browser tests: a fixture run, `npm run build:site`, the real service, Debian's chromium.
+ * `npm run site:screenshots`: the main pages of the site of a sandbox crawl as PNGs in docs/screenshots/, for the
+ * docs. Same parts as the browser tests: a real crawl of the sandbox fleet, `npm run build:site`, the real service,
+ * Debian's chromium.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { launchChromium } from '../helpers/browser.ts';
 import { startTestService } from '../helpers/service.ts';
-import { builtFixtureSite } from '../helpers/site.ts';
+import { crawledSandboxSite } from '../helpers/site.ts';
 
 const OUT = resolve(import.meta.dirname, '../../docs/screenshots');
-const { dataDir, run } = await builtFixtureSite(1700);
+const site = await crawledSandboxSite();
+const { dataDir } = site;
 const t = await startTestService({}, {}, { dataDir });
 const browser = await launchChromium();
 try {
   const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
   await mkdir(OUT, { recursive: true });
-  const receipt = run.receipts.find((r) => r.verdict === 'skip');
+  const receipt = site.index.find((line) => line.reason === 'price_mismatch');
+  const paid = site.index.find((line) => line.verdict === 'pay');
   const shots: Array<[string, string]> = [
     ['home', '/'],
-    ['skips', '/v1/skips/page/2/'],
+    ['skips', '/v1/skips/'],
+    ['saves', '/saves/'],
+    ['bazaar', '/bazaar/'],
     ['receipt', `/receipts/${receipt?.id}/`],
     ['stats', '/stats/'],
-    ['badge', '/badge/seller-1.example/'],
+    ['badge', `/badge/${paid?.host}/`],
     ['rules', '/rules/'],
     ['verify', `/verify/?receipt=/receipts/${receipt?.id}.json`],
   ];

@@ -59,6 +59,21 @@ describe('npm run demo -- --once', () => {
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
     expect(stdout).toMatch(/5 saves/);
     expect(stdout).toMatch(/skip listing\s+http:\/\/127\.0\.0\.1:\d+\/v1\/skips\.json\?page=1/);
+    // The site, built after the crawl and served by the demo's own server (issue 11 item 5).
+    expect(stdout).toMatch(/npm run build:site in [\d.]+ s [^\n]*: \d+ pages\n\s+and 36 receipt pages/);
+    for (const path of [
+      '/',
+      '/v1/skips/',
+      '/saves/',
+      '/bazaar/',
+      '/rules/',
+      '/receipts/sc-\\w+/',
+      '/verify/',
+    ])
+      expect(stdout).toMatch(
+        new RegExp(`site: [^\\n]*http://127\\.0\\.0\\.1:\\d+${path.replaceAll('.', '\\.')}`),
+      );
+    expect(stdout).toMatch(/site: a badge\s+http:\/\/127\.0\.0\.1:\d+\/badge\/127\.0\.0\.1:\d+\//);
     expect(stdout).toMatch(/loopback passes the SSRF gate for this demo only/);
     expect(stdout).toMatch(/Imported 3 listings/);
     expect(stdout).toMatch(/sdk-ok\s+pay\s+price_below_listing/);

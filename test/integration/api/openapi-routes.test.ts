@@ -1,18 +1,18 @@
 /**
  * `/openapi.json` against the routes themselves: every route the h3 app registers and every path of spec §4 (and
  * issue 9's invoices) is described; on a fresh DATA_DIR a described route answers 404 only with the documented
- * "nothing published yet" codes; once a crawl run is published and the site built, none answers 404; and the
+ * "nothing published yet" codes; once a crawl run and a bazaar check are published and the site built, none answers 404; and the
  * listings, badges, the integrator's account and its invoices answer what the document says (every `appFetch`
  * answer is held to it, and so is each answer here, explicitly).
  */
 import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeCrawlFixture } from '../../fixtures/crawl-run.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
 import { createIntegrator, previousMonth, recordHostedCalls } from '../../helpers/integrators.ts';
 import { openApiChecker } from '../../helpers/openapi.ts';
 import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
+import { crawlSandboxIn } from '../../helpers/site.ts';
 
 /** Spec §4, written out here (never read from the code): method, a concrete path, the template describing it. */
 const SPEC_ROUTES: ReadonlyArray<[string, string, string]> = [
@@ -155,13 +155,9 @@ describe('every described route is served', () => {
     ]);
   });
 
-  it('once a crawl run is published and the site built, never answers 404', async () => {
-    await writeCrawlFixture({
-      dataDir: spot.dataDir,
-      baseUrl: spot.config.baseUrl,
-      finishedAt: new Date(),
-      endpoints: 30,
-    });
+  it('once a crawl run and a bazaar check are published and the site built, never answers 404', async () => {
+    // A real crawl and bazaar check of the sandbox fleet, published under the service's DATA_DIR.
+    await crawlSandboxIn(spot.dataDir);
     await pagesOnlyBuild(spot.dataDir);
     const notFound = (await requestEach())
       .filter(({ res }) => res.status === 404)
