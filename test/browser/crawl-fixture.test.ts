@@ -13,7 +13,7 @@ import { crawlSandboxIn, SITE_BASE_URL } from '../helpers/site.ts';
 /** Members keyed by data (source names), not by the format: their keys are not compared. */
 const KEYED_BY_DATA = new Set(['sources', 'lists', 'listed_in']);
 /** Members only some sellers' answers bring (the example query of a seller that wants one, a free trial's count). */
-const SELLER_DEPENDENT = ['.example_query', '.free_trial_remaining'];
+const SELLER_DEPENDENT = ['.example_query', '.example_body', '.free_trial_remaining'];
 const FILES = [
   'run.json',
   'summary.json',
