@@ -23,6 +23,10 @@ const RECENT_CHECKS = 500;
 const BADGE_FILE = /^(.+)\.(svg|png|json)$/;
 /** A host's latest check is looked up at most this often; the state is still worked out per request, on time. */
 const LOOKUP_TTL_MS = 10_000;
+/** How long past its TTL a remembered check may still answer while its refresh runs. */
+const STALE_MS = 60_000;
+/** The newest receipts of a host read first for its badge (the newest with a verdict is the answer). */
+const NEWEST_CHECKS = 8;
 const LOOKUPS_KEPT = 10_000;
 
 export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date; siteDir: string };
@@ -58,22 +62,50 @@ export function badgeRoutes(app: H3, deps: BadgeDeps): void {
   });
 }
 
-/** The latest public check of a host (or path), remembered for {@link LOOKUP_TTL_MS}: badges are hot links. */
+/**
+ * The latest public check of a host (or path), remembered for {@link LOOKUP_TTL_MS}: badges are hot links. Past
+ * that, for up to {@link STALE_MS} more, the remembered check answers while one lookup refreshes it, so a hot badge
+ * never waits for the store; the state is still worked out per request from the check's time, so the 72 h rule
+ * holds to the second. A host's newest few receipts are read first, the wider window only for an exact path.
+ */
 function createLatestCheckLookup(
   deps: BadgeDeps,
 ): (host: string, path: string | null) => Promise<BadgeCheck | null> {
-  const memo = new Map<string, { at: number; check: Promise<BadgeCheck | null> }>();
+  type Memo = { at: number; check: Promise<BadgeCheck | null>; refreshing: boolean };
+  const memo = new Map<string, Memo>();
+  const lookup = async (host: string, path: string | null) => {
+    if (path === null) {
+      const newest = latestPublicCheck(await deps.store.publicChecksByHost(host, NEWEST_CHECKS), host, null);
+      if (newest !== null) return newest;
+    }
+    return latestPublicCheck(await deps.store.publicChecksByHost(host, RECENT_CHECKS), host, path);
+  };
+  const remember = (key: string, at: number, check: Promise<BadgeCheck | null>) => {
+    if (memo.size >= LOOKUPS_KEPT && !memo.has(key)) memo.clear();
+    memo.set(key, { at, check, refreshing: false });
+    check.catch(() => memo.delete(key));
+  };
   return (host, path) => {
     const key = `${host} ${path ?? ''}`;
     const now = deps.now().getTime();
     const hit = memo.get(key);
-    if (hit !== undefined && now - hit.at < LOOKUP_TTL_MS && now >= hit.at) return hit.check;
-    if (memo.size >= LOOKUPS_KEPT) memo.clear();
-    const check = deps.store
-      .publicChecksByHost(host, RECENT_CHECKS)
-      .then((receipts) => latestPublicCheck(receipts, host, path));
-    memo.set(key, { at: now, check });
-    check.catch(() => memo.delete(key));
+    const age = hit === undefined ? Number.POSITIVE_INFINITY : now - hit.at;
+    if (hit !== undefined && age >= 0 && age < LOOKUP_TTL_MS) return hit.check;
+    if (hit !== undefined && age >= 0 && age < LOOKUP_TTL_MS + STALE_MS) {
+      if (!hit.refreshing) {
+        hit.refreshing = true;
+        const fresh = lookup(host, path);
+        fresh.then(
+          () => remember(key, now, fresh),
+          () => {
+            hit.refreshing = false;
+          },
+        );
+      }
+      return hit.check;
+    }
+    const check = lookup(host, path);
+    remember(key, now, check);
     return check;
   };
 }
