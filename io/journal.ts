@@ -14,6 +14,7 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { isProcessAlive } from './process-alive.ts';
 
 /** Where a record sits; `cursor` is what `replay({ since })` resumes after. */
 export type JournalPosition = { seq: number; segment: string; cursor: string };
@@ -387,7 +388,7 @@ async function acquireLock(dir: string): Promise<() => Promise<void>> {
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
     const holder = Number((await readFile(path, 'utf8')).trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) {
       throw new Error(`journal: ${dir} is locked by running process ${holder}`);
     }
     // A lock left by a killed process: take it over.
@@ -398,15 +399,6 @@ async function acquireLock(dir: string): Promise<() => Promise<void>> {
     openDirs.delete(key);
     await rm(path, { force: true });
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'EPERM';
-  }
 }
 
 /** A journal line that is not a valid record, or out of order: real corruption, not a torn write. */

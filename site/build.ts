@@ -30,6 +30,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { readConfig } from '../api/config.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { headersFile } from '../core/site-cache.ts';
+import { isProcessAlive } from '../io/process-alive.ts';
 import { publishedRun, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
 import { SHELL_ID, writeReceiptPages } from './lib/receipt-pages.ts';
 
@@ -182,17 +183,8 @@ async function prune(builds: string): Promise<void> {
     await rm(join(builds, n), { recursive: true, force: true });
   for (const n of names) {
     const pid = /^\.\d{8}T\d{9}Z-(\d+)\.(?:work|staging)$/.exec(n)?.[1];
-    if (pid !== undefined && !isRunning(Number(pid)))
+    if (pid !== undefined && !isProcessAlive(Number(pid)))
       await rm(join(builds, n), { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'EPERM';
   }
 }
 
