@@ -102,20 +102,20 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   );
   let inFlight: Array<[string, HttpMethod, Observation]> = [];
 
+  // One pass over what is queued when it starts: a flush waits for the rows queued before it, never for rows that
+  // keep arriving under load (a loop until the queues are empty never ends while checks keep coming).
   const drain = async (): Promise<void> => {
-    while (receiptQueue.length > 0 || observationQueue.length > 0) {
-      const receipts = receiptQueue;
-      inFlight = observationQueue;
-      receiptQueue = [];
-      observationQueue = [];
-      for (let i = 0; i < receipts.length; i += CHUNK) {
-        await insertChunk(receipts.slice(i, i + CHUNK), (rows) => insertReceipts(db, rows));
-      }
-      for (let i = 0; i < inFlight.length; i += CHUNK) {
-        await insertChunk(inFlight.slice(i, i + CHUNK), (rows) => insertObservations(db, rows));
-      }
-      inFlight = [];
+    const receipts = receiptQueue;
+    inFlight = observationQueue;
+    receiptQueue = [];
+    observationQueue = [];
+    for (let i = 0; i < receipts.length; i += CHUNK) {
+      await insertChunk(receipts.slice(i, i + CHUNK), (rows) => insertReceipts(db, rows));
     }
+    for (let i = 0; i < inFlight.length; i += CHUNK) {
+      await insertChunk(inFlight.slice(i, i + CHUNK), (rows) => insertObservations(db, rows));
+    }
+    inFlight = [];
   };
   /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
   const unflushed = (k: string) =>
