@@ -81,20 +81,32 @@ export function toListing(row: Record<string, unknown>): Listing {
 }
 
 /**
- * One flush of queued index writes at a time: `flush()` waits for the running one, then drains what is queued (if
- * anything), so it resolves once everything queued before the call is written, and rows queued during a flush go in
- * the next one (group commit).
+ * One flush of queued index writes at a time: `flush()` resolves once everything queued before the call is written,
+ * that is once a pass that started after the call has finished (its own, or another caller's), and rows queued
+ * during a pass go in the next one (group commit).
  */
 export function serialFlush(drain: () => Promise<void>, pending: () => boolean) {
   let flushing: Promise<void> | null = null;
+  let started = 0;
+  let finished = 0;
   return {
     async flush(): Promise<void> {
-      while (flushing) await flushing;
-      if (!pending()) return;
-      flushing = drain().finally(() => {
-        flushing = null;
-      });
-      await flushing;
+      // Rows queued before this call are in once a pass that started after it has finished: anyone's pass will
+      // do, so a flush never starves while other callers keep starting passes under load.
+      const target = started + 1;
+      while (finished < target) {
+        if (flushing) {
+          await flushing;
+          continue;
+        }
+        if (!pending()) return;
+        started++;
+        flushing = drain().finally(() => {
+          finished++;
+          flushing = null;
+        });
+        await flushing;
+      }
     },
     busy: () => flushing !== null,
   };
