@@ -8,7 +8,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBudget } from '../../core/budget.ts';
 import { parseTasks, type Task } from '../../core/tasks.ts';
 import { runKnownAnswers } from '../../crawl/known-answers.ts';
@@ -99,6 +99,15 @@ describe('known-answer calls and the lookup ranked by them', () => {
       expect(res.status).toBe(200);
       return (await res.json()) as { results: Entry[]; facts_only: Entry[]; access: unknown };
     };
+    // The running service looks for a newly published run at most once a second (api/paid-call-intake.ts).
+    await vi.waitFor(
+      async () => {
+        const res = await fetch(`${spot.url}/v1/tasks`, { headers: { 'x-service-key': EXEMPT_SECRET } });
+        const names = ((await res.json()) as { tasks: Array<{ name: string }> }).tasks.map((t) => t.name);
+        expect(names).toEqual(expect.arrayContaining(tasks.map((t) => t.name)));
+      },
+      { timeout: 5000, interval: 100 },
+    );
     const urls = world.state.taskSellers;
     for (const task of tasks) {
       const body = await lookup(`task=${task.name}&max_price=0.05&n=3`);
