@@ -4,14 +4,20 @@
  * its receipts into the receipt index, its tasks into the task list). Records are idempotent by receipt id, so a
  * restart that reads every run again changes nothing. Checks of the pointer are throttled to one a second.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { type PaidCallRecord, paidCallRecord } from '../core/catalog.ts';
 import { isReceiptId } from '../core/receipt.ts';
 import type { PublicTask } from '../core/tasks.ts';
 import { normalizeUrl } from '../core/url.ts';
-import { listRuns, publishedRunDir, type RunPaths, readPointer } from '../io/crawl-runs.ts';
+import {
+  listRuns,
+  publishedRunDir,
+  type RunPaths,
+  readJsonRecord,
+  readNdjson,
+  readPointer,
+} from '../io/crawl-runs.ts';
 import type { ReceiptRow, Store } from '../io/store.ts';
 
 export type PaidCallIntake = {
@@ -48,17 +54,19 @@ export function createPaidCallIntake(deps: {
 
   async function takeIn(runId: string): Promise<void> {
     const dir = publishedRunDir(deps.paths, runId);
-    const records = (await readLines(join(dir, 'paid-calls.ndjson'))).flatMap((line) => recordOf(line) ?? []);
+    const records = (await readNdjson(join(dir, 'paid-calls.ndjson'))).flatMap(
+      (line) => recordOf(line) ?? [],
+    );
     for (const record of records) await deps.store.addPaidCall(record);
     const rows: ReceiptRow[] = [];
-    for (const line of await readLines(join(dir, 'receipts.ndjson'))) {
+    for (const line of await readNdjson(join(dir, 'receipts.ndjson'))) {
       const id = (line as { id?: unknown } | null)?.id;
       if (typeof id !== 'string' || !isReceiptId(id)) continue;
-      const body = await readJson(join(dir, 'receipts', `${id}.json`));
+      const body = await readJsonRecord(join(dir, 'receipts', `${id}.json`));
       if (body !== null && body.id === id) rows.push(receiptRow(body));
     }
     deps.store.indexReceipts(rows);
-    const published = v.safeParse(TasksFile, await readJson(join(dir, 'tasks.json')));
+    const published = v.safeParse(TasksFile, await readJsonRecord(join(dir, 'tasks.json')));
     if (published.success)
       for (const task of published.output.tasks) tasks.set(task.name, task as PublicTask);
   }
@@ -130,30 +138,4 @@ function receiptRow(body: Record<string, unknown>): ReceiptRow {
     tier: 'self',
     body,
   };
-}
-
-async function readLines(path: string): Promise<unknown[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return [];
-  }
-  return text.split('\n').flatMap((line) => {
-    if (line === '') return [];
-    try {
-      return [JSON.parse(line) as unknown];
-    } catch {
-      return [];
-    }
-  });
-}
-
-async function readJson(path: string): Promise<Record<string, unknown> | null> {
-  try {
-    const value: unknown = JSON.parse(await readFile(path, 'utf8'));
-    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }

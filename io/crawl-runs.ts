@@ -106,29 +106,53 @@ export async function publishRun(paths: RunPaths, runId: string, now: Date): Pro
 }
 
 /** Reads a JSON file of a published run; null when absent or not JSON (an earlier run is a help, never required). */
-export async function readRunJson(paths: RunPaths, runId: string, name: string): Promise<unknown> {
+export function readRunJson(paths: RunPaths, runId: string, name: string): Promise<unknown> {
+  return readJsonValue(join(publishedRunDir(paths, runId), name));
+}
+
+/** Reads the lines of a published run's `receipts.ndjson`; empty when absent. Bad lines are skipped. */
+export function readRunIndex(paths: RunPaths, runId: string): Promise<unknown[]> {
+  return readNdjson(join(publishedRunDir(paths, runId), 'receipts.ndjson'));
+}
+
+/** A JSON file's value; null when it is absent or not JSON. */
+export async function readJsonValue(path: string): Promise<unknown> {
   try {
-    return JSON.parse(await readFile(join(publishedRunDir(paths, runId), name), 'utf8'));
+    return JSON.parse(await readFile(path, 'utf8'));
   } catch {
     return null;
   }
 }
 
-/** Reads the lines of a published run's `receipts.ndjson`; empty when absent. Bad lines are skipped. */
-export async function readRunIndex(paths: RunPaths, runId: string): Promise<unknown[]> {
+/** A JSON file's object; null when it is absent, not JSON, or not an object. */
+export async function readJsonRecord(path: string): Promise<Record<string, unknown> | null> {
+  const value = await readJsonValue(path);
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+/** Lines parsed between two turns of the event loop, so a large run never holds it. */
+const NDJSON_LINES_PER_TURN = 1000;
+
+/** The parsed lines of an NDJSON file, in file order; empty when absent. A damaged line costs that line only. */
+export async function readNdjson(path: string): Promise<unknown[]> {
   let text: string;
   try {
-    text = await readFile(join(publishedRunDir(paths, runId), 'receipts.ndjson'), 'utf8');
+    text = await readFile(path, 'utf8');
   } catch {
     return [];
   }
   const out: unknown[] = [];
-  for (const line of text.split('\n')) {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (i % NDJSON_LINES_PER_TURN === 0 && i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const line = lines[i] as string;
     if (line.length === 0) continue;
     try {
       out.push(JSON.parse(line));
     } catch {
-      // A damaged line of an old run costs that line only.
+      // Skipped.
     }
   }
   return out;

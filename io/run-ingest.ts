@@ -7,12 +7,19 @@
  * goes in (bench/crawl-ingest.ts). The server's own marker (`crawl/ingested.json`) is written last: after a
  * crash mid-way the run is taken in again (receipts are idempotent by id).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ListingRow, MAX_LISTINGS, parseListings } from '../core/listings.ts';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { isReceiptId } from '../core/receipt.ts';
-import { publishedRunDir, type RunPaths, readPointer } from './crawl-runs.ts';
+import {
+  publishedRunDir,
+  type RunPaths,
+  readJsonRecord,
+  readJsonValue,
+  readNdjson,
+  readPointer,
+} from './crawl-runs.ts';
 import type { ReceiptRow, Store } from './store.ts';
 
 /** Receipts handled per batch before yielding to the event loop. */
@@ -36,14 +43,14 @@ export async function ingestRun(
   runId: string,
 ): Promise<{ receipts: number; listings: number }> {
   const dir = publishedRunDir(paths, runId);
-  const lines = (await readIndexLines(join(dir, 'receipts.ndjson'))).filter(isIndexLine);
+  const lines = (await readNdjson(join(dir, 'receipts.ndjson'))).filter(isIndexLine);
   let receipts = 0;
   for (let i = 0; i < lines.length; i += BATCH) {
     const batch = lines.slice(i, i + BATCH);
     const rows: ReceiptRow[] = [];
     await Promise.all(
       batch.map(async (line) => {
-        const body = await readJson(join(dir, 'receipts', `${line.id}.json`));
+        const body = await readJsonRecord(join(dir, 'receipts', `${line.id}.json`));
         if (body === null || body['id'] !== line.id) return;
         rows.push({
           id: line.id,
@@ -75,28 +82,6 @@ export async function ingestRun(
 }
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** The run's index lines (docs/data-files.md), parsed {@link BATCH} × 5 at a time; a damaged line costs itself. */
-async function readIndexLines(path: string): Promise<unknown[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return [];
-  }
-  const out: unknown[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (i % (BATCH * 5) === 0 && i > 0) await yieldToEventLoop();
-    if (lines[i]!.length === 0) continue;
-    try {
-      out.push(JSON.parse(lines[i]!));
-    } catch {
-      // A damaged line of an old run costs that line only.
-    }
-  }
-  return out;
-}
 
 /** `listings.json` validated by the one rule (`parseListings`) a batch at a time; the first bad record throws. */
 async function parseListingsInBatches(value: unknown, runId: string): Promise<ListingRow[]> {
@@ -130,7 +115,7 @@ export function watchPublishedRuns(options: {
   const round = async () => {
     const pointer = await readPointer(options.paths);
     if (pointer === null) return;
-    const done = (await readJson(marker))?.['run_id'];
+    const done = (await readJsonRecord(marker))?.['run_id'];
     if (done === pointer.run_id) return;
     const took = await ingestRun(options.store, options.paths, pointer.run_id);
     await writeFile(marker, `${JSON.stringify({ run_id: pointer.run_id })}\n`);
@@ -158,19 +143,4 @@ function isIndexLine(value: unknown): value is IndexLine {
     (line.method === 'GET' || line.method === 'POST') &&
     typeof line.issued_at === 'string'
   );
-}
-
-async function readJsonValue(path: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
-
-async function readJson(path: string): Promise<Record<string, unknown> | null> {
-  const value = await readJsonValue(path);
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
 }
