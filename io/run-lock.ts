@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { isProcessAlive } from './process-alive.ts';
 
 /** A held lock: `release()` removes it (idempotent). */
 export type RunLock = { path: string; release(): Promise<void> };
@@ -94,11 +95,7 @@ function lockedBy(holder: Owner, root: string, what: string): RunLockedError {
 /** True while the lock's process lives (a lock of another host is taken as held: its process cannot be seen). */
 function holds(owner: Owner): boolean {
   if (owner.host !== hostname()) return true;
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'EPERM') return false;
-  }
+  if (!isProcessAlive(owner.pid)) return false;
   const start = startOf(owner.pid);
   return owner.start === null || start === null || start === owner.start;
 }
