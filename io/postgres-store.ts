@@ -105,11 +105,17 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
       start();
     },
     async observations(urlNorm, method) {
+      const unflushed = () =>
+        [...inFlight, ...observationQueue]
+          .filter(([u, m]) => u === urlNorm && m === method)
+          .map(([, , o]) => o);
+      // Read the queues before and after the query: a batch committed while the query ran (on another pooled
+      // connection) has left them and may be missing from the rows, but was seen before.
+      const before = unflushed();
       const rows = await sql`SELECT * FROM observations WHERE url_norm = ${urlNorm} AND method = ${method}
         ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`;
-      const unflushed = [...inFlight, ...observationQueue].filter(([u, m]) => u === urlNorm && m === method);
       const byTime = new Map<string, Observation>();
-      for (const item of [...rows.map(toStoredObservation), ...unflushed.map(([, , o]) => o)])
+      for (const item of [...rows.map(toStoredObservation), ...before, ...unflushed()])
         byTime.set(item.observed_at, item);
       return [...byTime.values()]
         .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
