@@ -29,11 +29,13 @@ export type CheckAccess = {
   tier: 'free' | 'exempt' | 'hosted';
   /** `self-checked` only for the service's own self-test client (design.md). */
   checkType: 'dry-run' | 'self-checked';
-  quota: { day: string; keys: Array<[string, string]> } | null;
+  /**
+   * What the caller journals with the receipt (`IssueMeta['attached']`): the free quota units the answer used, or
+   * the hosted use it is billed as; null for none. Committed in the receipt's own journal record, so the answer
+   * waits for one fsync, not two.
+   */
+  attached: unknown;
 };
-
-/** The quota units a receipt records (`IssueMeta['quota']`). */
-type QuotaRecord = CheckAccess['quota'];
 
 /** A receipt's `access`: the tier alone, or the paid block naming the landed settlement. */
 export type ReceiptAccess = { tier: CheckAccess['tier'] } | PaidAccess;
@@ -45,7 +47,7 @@ export type CheckDraft = {
   /** The free-tier answer of spec §2.4, without `access`. */
   free: Record<string, unknown>;
   /** Signs the receipt with `access`, journals it (resolving once fsynced) and publishes it with its observation. */
-  issue(access: ReceiptAccess, quota: QuotaRecord): Promise<Record<string, unknown> & { id: string }>;
+  issue(access: ReceiptAccess, attached: unknown): Promise<Record<string, unknown> & { id: string }>;
 };
 
 export type CheckResult = Omit<CheckDraft, 'issue'> & {
@@ -59,7 +61,7 @@ export async function runCheck(
   access: CheckAccess,
 ): Promise<CheckResult> {
   const draft = await draftCheck(deps, params, access.checkType);
-  const receipt = await draft.issue({ tier: access.tier }, access.quota);
+  const receipt = await draft.issue({ tier: access.tier }, access.attached);
   return { receipt, full: draft.full, free: draft.free };
 }
 
@@ -122,7 +124,7 @@ export async function draftCheck(
     mode: params.mode,
   };
   const observation = check.observation;
-  const issue: CheckDraft['issue'] = (receiptAccess, quota) =>
+  const issue: CheckDraft['issue'] = (receiptAccess, attached) =>
     deps.ledger.issue(
       {
         ...(receiptAccess.tier === 'free' || params.mode === 'dry-run' ? check.freeUnsigned : unsigned),
@@ -134,7 +136,7 @@ export async function draftCheck(
           observation === null
             ? null
             : { urlNorm: params.urlNorm, method: params.method, value: observation },
-        attached: quota,
+        attached,
       },
     );
 

@@ -26,13 +26,17 @@ export function hostedBlock(use: HostedUse) {
   } as const;
 }
 
-/** Answers a hosted call with what `produce` makes; `payPerCall` is the route's paid flow, past the credit limit. */
+/**
+ * Answers a hosted call with what `produce` makes; `payPerCall` is the route's paid flow, past the credit limit.
+ * `produce` journals `attached` with the receipt it issues, which makes the use durable; a call that issued no
+ * receipt records the use on its own.
+ */
 export async function answerHosted<T extends Record<string, unknown>>(
   event: H3Event,
   deps: AppDeps & { hosted: Hosted },
   caller: HostedCaller,
   offer: OfferName,
-  produce: () => Promise<{ body: T; receiptId: string | null }>,
+  produce: (attached: unknown) => Promise<{ body: T; receiptId: string | null }>,
   payPerCall: () => Promise<Response>,
 ) {
   const { hosted } = deps;
@@ -54,8 +58,8 @@ export async function answerHosted<T extends Record<string, unknown>>(
   }
   const { use } = reserved;
   try {
-    const { body, receiptId } = await produce();
-    await hosted.record(use, caller.key.id, receiptId);
+    const { body, receiptId } = await produce(hosted.attachment(use, caller.key.id));
+    if (receiptId === null) await hosted.record(use, caller.key.id);
     event.res.headers.set('cache-control', 'private, no-store');
     return {
       ...body,

@@ -13,7 +13,13 @@ import { createHostedMeter, type HostedUse, type MeterPort, meterPort } from '..
 import { createRateLimiter, type RatePort, ratePort } from '../core/rate-limit.ts';
 import type { Signer } from '../core/receipt.ts';
 import { hashSecret, parseServiceKey, sameHash } from '../core/service-key.ts';
-import { compactUsage, type JournalTail, loadMeter, recordHostedUse } from '../io/hosted-usage.ts';
+import {
+  compactUsage,
+  hostedUseRecord,
+  type JournalTail,
+  loadMeter,
+  recordHostedUse,
+} from '../io/hosted-usage.ts';
 import { applyOp, parseOp } from '../io/integrator-ops.ts';
 import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrator-store.ts';
 import { issueInvoices } from '../io/invoices.ts';
@@ -31,8 +37,13 @@ export type Hosted = {
   rate: RatePort;
   /** The caller of a presented key, or why it is refused (every refusal is a 401, spec §5.5). */
   authenticate(presented: string): { ok: true; caller: HostedCaller } | { ok: false; message: string };
-  /** Durably records a hosted use before its answer leaves. */
-  record(use: HostedUse, keyId: string, receiptId: string | null): Promise<void>;
+  /**
+   * What a receipt's journal record carries for this use (`IssueMeta['attached']`), so the use is durable with the
+   * answer in one fsync; null when the meter counts uses where they are reserved (shared counters).
+   */
+  attachment(use: HostedUse, keyId: string): unknown;
+  /** Durably records a use that was not journaled with a receipt, before its answer leaves. */
+  record(use: HostedUse, keyId: string): Promise<void>;
   /** Applies an operator operation handed over through the inbox; returns the note to print. */
   apply(content: string): Promise<string>;
   /** Folds the journal's hosted uses into the store's snapshot. */
@@ -63,8 +74,8 @@ async function localCounters(store: IntegratorStore, journal: Journal, now: () =
     tail,
     meter: meterPort(meter),
     rate: ratePort(rate),
-    record: (use: HostedUse, keyId: string, receiptId: string | null) =>
-      recordHostedUse(journal, use, keyId, receiptId),
+    attachment: (use: HostedUse, keyId: string): unknown => hostedUseRecord(use, keyId, null),
+    record: (use: HostedUse, keyId: string) => recordHostedUse(journal, use, keyId, null),
   };
 }
 
@@ -81,7 +92,7 @@ export async function createHosted(parts: {
 }): Promise<Hosted> {
   const { store, journal, now, shared } = parts;
   const counters = shared
-    ? { ...shared, tail: noJournal, record: async () => {} }
+    ? { ...shared, tail: noJournal, attachment: () => null, record: async () => {} }
     : await localCounters(store, journal, now);
   const { tail } = counters;
   // Embedded: the snapshot trails the journal by at most a minute, so a restart after a crash replays little.
@@ -127,6 +138,7 @@ export async function createHosted(parts: {
         return { ok: false, message: `The service key is ${caller.key.state}.` };
       return { ok: true, caller };
     },
+    attachment: counters.attachment,
     record: counters.record,
     async apply(content) {
       const op = parseOp(JSON.parse(content));

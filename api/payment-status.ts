@@ -50,7 +50,7 @@ export type PaymentStatusDraft = {
   rpcCalls: number;
   /** Signs the `ps-` receipt with `access`, journals it (resolving once fsynced), publishes it; resolves with the
    *  answer, signed copy included. */
-  issue(access: ReceiptAccess, quota: PaymentStatusAccess['quota']): Promise<StatusBody>;
+  issue(access: ReceiptAccess, attached: PaymentStatusAccess['attached']): Promise<StatusBody>;
 };
 
 /** Per-source budget of the live service (ms): two sources are read in parallel, so this bounds the answer. */
@@ -89,7 +89,11 @@ export async function runPaymentStatus(
 ): Promise<PaymentStatusOutcome> {
   const draft = await draftPaymentStatus(deps, query);
   if (!draft.ok) return draft;
-  return { ok: true, body: await draft.issue({ tier: access.tier }, access.quota), rpcCalls: draft.rpcCalls };
+  return {
+    ok: true,
+    body: await draft.issue({ tier: access.tier }, access.attached),
+    rpcCalls: draft.rpcCalls,
+  };
 }
 
 /**
@@ -140,10 +144,10 @@ export async function draftPaymentStatus(
   return {
     ok: true,
     rpcCalls,
-    async issue(access, quota) {
+    async issue(access, attached) {
       const receipt = await deps.ledger.issue(
         { ...fields, client: query.client, ref: query.ref, access },
-        { row: { ...row, tier: access.tier }, observation: null, attached: quota },
+        { row: { ...row, tier: access.tier }, observation: null, attached },
       );
       return { ...fields, receipt };
     },

@@ -1,8 +1,9 @@
 /**
  * Hosted usage made durable through the journal (spec §5.4; the same promise as the free quota): each hosted use is
- * a journal record, acknowledged before its answer leaves. The integrator store keeps a snapshot of the counts with
- * the journal cursor it covers; {@link compactUsage} folds the records after that cursor into it, in one
- * transaction, so replaying the journal tail after a SIGKILL neither loses nor doubles a use.
+ * journaled before its answer leaves, as the attachment of the answer's receipt record (one record, one fsync), or
+ * as a record of its own when the call issued no receipt. The integrator store keeps a snapshot of the counts with
+ * the journal cursor it covers; {@link compactUsage} folds the uses after that cursor into it, in one transaction,
+ * so replaying the journal tail after a SIGKILL neither loses nor doubles a use.
  */
 import type { HostedMeter, HostedUse } from '../core/hosted-meter.ts';
 import { type IntegratorStore, slotKey, type UsageDelta } from './integrator-store.ts';
@@ -25,14 +26,9 @@ export type JournalTail = (
   options: { since?: string },
 ) => Promise<void>;
 
-/** Durably records a use; resolves once the journal batch holding it is on disk. */
-export async function recordHostedUse(
-  journal: Pick<Journal, 'append'>,
-  use: HostedUse,
-  keyId: string,
-  receiptId: string | null,
-): Promise<void> {
-  const record: HostedUseRecord = {
+/** The record of one use: journaled alone, or attached to its receipt's record (then `receipt` is null). */
+export function hostedUseRecord(use: HostedUse, keyId: string, receiptId: string | null): HostedUseRecord {
+  return {
     v: 1,
     kind: 'hosted_use',
     month: use.month,
@@ -41,7 +37,16 @@ export async function recordHostedUse(
     end_user: use.endUser,
     receipt: receiptId,
   };
-  await journal.append(record);
+}
+
+/** Durably records a use that has no receipt; resolves once the journal batch holding it is on disk. */
+export async function recordHostedUse(
+  journal: Pick<Journal, 'append'>,
+  use: HostedUse,
+  keyId: string,
+  receiptId: string | null,
+): Promise<void> {
+  await journal.append(hostedUseRecord(use, keyId, receiptId));
 }
 
 /**
@@ -54,9 +59,10 @@ export async function compactUsage(store: IntegratorStore, tail: JournalTail): P
   let last: string | null = since;
   let folded = 0;
   await tail(
-    (record, position) => {
+    (value, position) => {
       last = position.cursor;
-      if (!isHostedUse(record)) return;
+      const record = isHostedUse(value) ? value : attachedUse(value);
+      if (record === null) return;
       folded++;
       const slot = slotKey(record.integrator, record.month);
       delta.calls.set(slot, (delta.calls.get(slot) ?? 0) + 1);
@@ -76,6 +82,13 @@ export async function loadMeter(store: IntegratorStore, meter: HostedMeter, mont
   for (const row of await store.usage(month === undefined ? {} : { month })) {
     meter.restore(row.month, row.integrator, row.calls, await store.endUserHashes(row.integrator, row.month));
   }
+}
+
+/** The hosted use a ledger record (a receipt's) carries as its attachment (`IssueMeta['attached']`), or null. */
+function attachedUse(record: unknown): HostedUseRecord | null {
+  if (typeof record !== 'object' || record === null) return null;
+  const { attached } = record as { attached?: unknown };
+  return isHostedUse(attached) ? attached : null;
 }
 
 function isHostedUse(record: unknown): record is HostedUseRecord {

@@ -33,7 +33,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   const params = validated(raw);
   if (asker.tier === 'exempt') {
     const checkType = asker.key.name === 'self' ? 'self-checked' : 'dry-run';
-    const result = await runCheck(deps, params, { tier: 'exempt', checkType, quota: null });
+    const result = await runCheck(deps, params, { tier: 'exempt', checkType, attached: null });
     if (dryRun) return { ...result.free, access: { tier: 'exempt' } };
     return { ...result.full, reputation: await deps.reputation(params), access: { tier: 'exempt' } };
   }
@@ -42,7 +42,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
     if (dryRun) {
       // A dry run is never billed: rate-limited like every hosted call, answered in the dry-run shape.
       await takeRate(event, hosted.hosted, asker.caller);
-      const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', quota: null });
+      const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', attached: null });
       return { ...result.free, access: { tier: 'hosted' }, access_tier: 'hosted' };
     }
     return answerHosted(
@@ -50,8 +50,8 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
       hosted,
       asker.caller,
       'check',
-      async () => {
-        const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', quota: null });
+      async (attached) => {
+        const result = await runCheck(deps, params, { tier: 'hosted', checkType: 'dry-run', attached });
         return {
           body: { ...result.full, reputation: await deps.reputation(params) },
           receiptId: result.receipt.id,
@@ -107,7 +107,7 @@ async function freeCheck(event: H3Event, deps: AppDeps, params: CheckParams) {
       'Free checks for today are used up; this check costs USD 0.02.',
     );
   }
-  const access: CheckAccess = { tier: 'free', checkType: 'dry-run', quota: grant.record };
+  const access: CheckAccess = { tier: 'free', checkType: 'dry-run', attached: grant.record };
   return answerFree(grant, async () => (await runCheck(deps, params, access)).free);
 }
 

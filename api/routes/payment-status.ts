@@ -46,7 +46,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   const query = validated(raw);
   noStore(event);
   if (asker.tier === 'exempt')
-    return { ...(await answer(deps, query, { tier: 'exempt', quota: null })), access: { tier: 'exempt' } };
+    return { ...(await answer(deps, query, { tier: 'exempt', attached: null })), access: { tier: 'exempt' } };
   if (asker.tier === 'hosted' && deps.hosted) {
     chainOf(deps);
     return answerHosted(
@@ -54,8 +54,8 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
       { ...deps, hosted: deps.hosted },
       asker.caller,
       'payment-status',
-      async () => {
-        const body = await answer(deps, query, { tier: 'hosted', quota: null });
+      async (attached) => {
+        const body = await answer(deps, query, { tier: 'hosted', attached });
         return { body, receiptId: body.id };
       },
       () => sellStatus(event, deps, raw),
@@ -77,7 +77,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
     );
   }
   // A 503 (no chain source answered) is no answer: the free check goes back.
-  return answerFree(grant, () => answer(deps, query, { tier: 'free', quota: grant.record }));
+  return answerFree(grant, () => answer(deps, query, { tier: 'free', attached: grant.record }));
 }
 
 /** Paid: the `ps-` receipt is issued only once the settlement landed, naming its transaction (issue 12). */

@@ -67,7 +67,7 @@ export async function recordHostedCalls(
     Array.from({ length: calls }, async (_, i) => {
       await hosted.meter.restore(month, integrator, 1, []);
       const use = { integrator, month, n: i + 1, ...bandOf(i + 1), endUser: null, release: () => {} };
-      return hosted.record(use, 'k', null);
+      return hosted.record(use, 'k');
     }),
   );
 }

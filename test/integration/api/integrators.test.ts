@@ -92,15 +92,14 @@ describe('integrators with the server running', { timeout: 240_000 }, () => {
     }
     const keyA = issuedKey(await integrators(['keys:issue', 'inva']));
     const keyB = issuedKey(await integrators(['keys:issue', 'invb']));
-    // 1,500 hosted uses last month, journaled as the check route journals them.
+    // 1,500 hosted uses last month: 1,000 attached to ledger records (as a route journals them with its receipt),
+    // 500 journaled alone (as a call that issued no receipt).
     const month = '2026-01';
     for (let n = 1; n <= 1500; n++) {
       hosted.meter.restore(month, 'inva', 1, []);
-      await hosted.record(
-        { integrator: 'inva', month, n, ...bandOf(n), endUser: null, release: () => {} },
-        'k',
-        null,
-      );
+      const use = { integrator: 'inva', month, n, ...bandOf(n), endUser: null, release: () => {} };
+      if (n <= 1000) await spot.service.deps.ledger.attach(hosted.attachment(use, 'k'));
+      else await hosted.record(use, 'k');
     }
     const run = await runCli('invoices-cli.ts', ['--month', month], spot.dataDir);
     expect(run.stderr).toBe('');
