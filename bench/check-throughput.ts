@@ -238,6 +238,7 @@ function print(label: string, result: LoadResult, stats: ServerStats, before: Se
   console.log(
     `${''.padEnd(34)} ${result.rps.toFixed(0)} req/s, ${result.errors} errors, server CPU ${perAnswer.toFixed(3)} ms per answer, ` +
       `RSS ${(stats.rss / 2 ** 20).toFixed(0)} MiB (peak ${(stats.maxRss / 2 ** 20).toFixed(0)} MiB)` +
+      fsyncs(stats, before) +
       (result.firstError ? `, first error: ${result.firstError}` : ''),
   );
 }
@@ -245,4 +246,11 @@ function print(label: string, result: LoadResult, stats: ServerStats, before: Se
 /** Server CPU time (user + system) over the whole load, warm-up included, per accepted answer, in ms. */
 function cpu(result: LoadResult, after: ServerStats, before: ServerStats): number {
   return cpuMs(after, before) / Math.max(1, result.acceptedTotal);
+}
+
+/** The fdatasyncs between two stats: how many, and their mean (the floor's and the check's journals compared). */
+function fsyncs(after: ServerStats, before: ServerStats): string {
+  const count = after.datasync - before.datasync;
+  if (count === 0) return '';
+  return `, ${count} fdatasyncs of ${((after.datasyncMs - before.datasyncMs) / count).toFixed(2)} ms mean`;
 }
