@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiptFileWriter, type ReceiptFileWriter } from '../../../io/receipt-file-writer.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';
 import { appFetch, EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
@@ -64,8 +64,8 @@ describe('receipt files off the request path', () => {
     );
     expect(answer.status).toBe(200);
     const { receipt_id: id } = (await answer.json()) as { receipt_id: string };
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writer.held).toBe(1);
+    // Files go to the writer in batches, at most FILE_BATCH_MS (100 ms) after the answer.
+    await vi.waitFor(() => expect(writer.held).toBe(1));
     const file = join(dataDir, 'receipts', `${id}.json`);
     expect(existsSync(file)).toBe(false);
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signingInput, signReceipt } from '../../../core/receipt.ts';
 import { createJournal } from '../../../io/journal.ts';
 import { createLedger } from '../../../io/ledger.ts';
@@ -62,8 +62,8 @@ describe('receipt files after the answer', () => {
     const issued = await first.ledger.issue(unsigned, { row, observation: null, attached: null });
     // The signature covers the same RFC 8785 bytes as the one-object path.
     expect(issued).toEqual(signReceipt(unsigned, signer));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(writer.queued).toEqual([ID]);
+    // Files go to the writer in batches, at most FILE_BATCH_MS (100 ms) after the answer.
+    await vi.waitFor(() => expect(writer.queued).toEqual([ID]));
     expect(existsSync(join(dir, 'receipts', `${ID}.json`))).toBe(false);
     expect(await first.ledger.get(ID)).toEqual(issued);
     // SIGKILL here: no checkpoint, no file. Only the journal's lock is released so the same process can reopen it.
