@@ -32,6 +32,7 @@ import {
   toUnixSeconds,
 } from './_challenge-schemas.ts';
 import { isAddressOn } from './address.ts';
+import { decodeBase64Utf8 } from './base64.ts';
 import type { Accept, Challenge, ChallengeResult, Issue } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
 
@@ -107,10 +108,7 @@ function readHeader(raw: unknown): { ok: true; value: Challenge } | { ok: false;
   }
   let json: unknown;
   try {
-    const binary = atob(bare + '='.repeat((4 - (bare.length % 4)) % 4));
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    const utf8 = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    const utf8 = decodeBase64Utf8(bare);
     try {
       json = JSON.parse(utf8);
     } catch {

@@ -10,6 +10,7 @@
 import * as v from 'valibot';
 import { isEvmAddress } from './address.ts';
 import { isAtomic } from './amount.ts';
+import { decodeBase64Utf8 } from './base64.ts';
 import { BASE, BASE_USDC, isNetworkId, normalizeNetwork, sameAddress } from './networks.ts';
 import { LABEL_RULE, LabelSchema } from './text.ts';
 import { parseTargetUrl } from './url.ts';
@@ -389,9 +390,7 @@ function fromBase64(text: string): string | undefined {
   const compact = text.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
   if (!/^[A-Za-z0-9+/]+$/.test(compact) || compact.length % 4 === 1) return undefined;
   try {
-    const binary = atob(compact + '='.repeat((4 - (compact.length % 4)) % 4));
-    const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return decodeBase64Utf8(compact);
   } catch {
     return undefined;
   }

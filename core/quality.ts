@@ -3,6 +3,7 @@
  * the official SDK client accepts. Metadata only: it never changes a verdict or a reason code.
  */
 import { parsePaymentRequired } from '@x402/core/schemas';
+import { decodeBase64Utf8 } from './base64.ts';
 import type { ChallengeResult, ProbeOutcome, ProbeResponse, Quality } from './model.ts';
 
 /** The SDK's own base64 gate for `PAYMENT-REQUIRED` (standard alphabet only, x402-notes §0 fact 3). */
@@ -75,9 +76,7 @@ function unreachableChecks(): Quality['checks'] {
 function strictHeaderOk(header: string): boolean {
   if (!STRICT_BASE64.test(header)) return false;
   try {
-    const binary = atob(header);
-    const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
-    const json: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    const json: unknown = JSON.parse(decodeBase64Utf8(header));
     return parsePaymentRequired(json).success;
   } catch {
     return false;
