@@ -11,9 +11,9 @@
  * (percentiles do not subtract exactly; the paired per-round difference is printed beside it).
  */
 import type { Agent } from 'node:http';
-import { startSellers } from '../sandbox/sellers/index.ts';
 import { checkUrl, keepAliveAgent, type Timed, timedGet } from './_lib/http.ts';
 import { missBreakdown } from './_lib/miss-breakdown.ts';
+import { startSellerProcess } from './_lib/seller-process.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { type BenchService, startService } from './_lib/service.ts';
 import { line, ms, type Summary, summarize } from './_lib/stats.ts';
@@ -26,7 +26,7 @@ export async function run(): Promise<Result> {
   const rounds = intEnv('BENCH_LATENCY_N', 400);
   const warmup = intEnv('BENCH_LATENCY_WARMUP', 50);
   console.log(`\n== check-latency: ${rounds} rounds after ${warmup} warm-up rounds ==`);
-  const fleet = await startSellers();
+  const fleet = await startSellerProcess();
   let service: BenchService | null = null;
   const toSeller = keepAliveAgent(1);
   const toService = keepAliveAgent(1);
