@@ -108,7 +108,7 @@ export function createLedger(parts: {
   };
   /** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
   const publish = (receipt: Record<string, unknown>, json: string, meta: IssueMeta, indexed = false) => {
-    if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt }]);
+    if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json }]);
     if (meta.observation) {
       store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
     }
@@ -120,10 +120,11 @@ export function createLedger(parts: {
   /** Indexes the receipt now and returns the wait for its commit (its failure is kept until then, not thrown). */
   const share = (
     receipt: Record<string, unknown>,
+    json: string,
     meta: IssueMeta,
     committed: (id: string) => Promise<void>,
   ) => {
-    store.indexReceipts([{ ...meta.row, body: receipt }]);
+    store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json }]);
     const outcome = committed(String(receipt.id)).then(
       () => null,
       (error: unknown) => ({ error }),
@@ -146,7 +147,7 @@ export function createLedger(parts: {
       while (unwritten.size >= MAX_UNWRITTEN) await settle();
       const { receipt, json } = signReceiptJson(unsigned, parts.signer());
       // With a shared store the row is committed there while the journal syncs; the answer waits for both.
-      const shared = parts.committed ? share(receipt, meta, parts.committed) : null;
+      const shared = parts.committed ? share(receipt, json, meta, parts.committed) : null;
       const position = await journal.appendJson(receiptRecordJson(json, meta));
       latest = later(latest, position.cursor);
       remember(receipt);

@@ -24,9 +24,15 @@ export type ReceiptRow = {
   mode: 'live' | 'dry-run' | null;
   tier: string;
   body: Record<string, unknown>;
+  /**
+   * `body` as JSON text when the caller already holds it (the ledger's signed text), so the embedded index stores it
+   * without serializing it again. The PostgreSQL store serializes `body` itself: every instance must serve the
+   * bytes the issuing instance answered from memory.
+   */
+  bodyJson?: string;
 };
 
-export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'urlNorm'>;
+export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'bodyJson' | 'urlNorm'>;
 
 export type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
 
