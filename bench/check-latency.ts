@@ -13,8 +13,8 @@
 import type { Agent } from 'node:http';
 import { checkUrl, keepAliveAgent, type Timed, timedGet } from './_lib/http.ts';
 import { missBreakdown } from './_lib/miss-breakdown.ts';
-import { startSellerProcess } from './_lib/seller-process.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
+import { startSellerProcess } from './_lib/seller-process.ts';
 import { type BenchService, startService } from './_lib/service.ts';
 import { line, ms, type Summary, summarize } from './_lib/stats.ts';
 
