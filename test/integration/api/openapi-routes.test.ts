@@ -116,6 +116,8 @@ async function requestEach(): Promise<Array<{ method: string; template: string; 
 
 describe('the document covers the routes', () => {
   it('describes every route the app registers and every path of spec §4', () => {
+    // h3 2 has no public way to list an app's routes (h3js/h3#1111, open); its route table is `~routes`. The length
+    // check below fails loudly if a new h3 renames it, rather than letting the comparison pass on an empty list.
     const routes = (spot.service.app as unknown as { '~routes': Array<{ method?: string; route?: string }> })[
       '~routes'
     ].map((route) => `${route.method ?? 'ANY'} ${route.route ?? ''}`);
