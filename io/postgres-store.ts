@@ -65,30 +65,32 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
   let observationQueue: Array<[string, HttpMethod, Observation]> = [];
   let inFlight: Array<[string, HttpMethod, Observation]> = [];
 
-  // One transaction per batch: one commit (one WAL flush) for every row queued meanwhile.
+  // One transaction per pass: one commit (one WAL flush) for every row queued meanwhile. A pass takes what is
+  // queued when it starts, never loops until the queues are empty: under steady load they never are, and every
+  // acknowledged answer waits for a pass to finish (`committed`).
   const drain = async (): Promise<void> => {
-    while (receiptQueue.length > 0 || observationQueue.length > 0) {
-      const batch = { receipts: receiptQueue, observations: observationQueue };
-      [receiptQueue, observationQueue, inFlight] = [[], [], batch.observations];
-      try {
-        await insertBatch(sql, batch.receipts, batch.observations);
-      } catch {
-        // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
-        for (const row of batch.receipts) {
-          await insertReceipts(sql, [row]).catch((error: unknown) => {
-            refuse(row.id);
-            console.error('[spotcheck] [store] receipt not indexed', error);
-          });
-        }
-        await insertChunk(batch.observations, (rows) => insertObservations(sql, rows));
+    const batch = { receipts: receiptQueue, observations: observationQueue };
+    [receiptQueue, observationQueue, inFlight] = [[], [], batch.observations];
+    try {
+      await insertBatch(sql, batch.receipts, batch.observations);
+    } catch {
+      // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
+      for (const row of batch.receipts) {
+        await insertReceipts(sql, [row]).catch((error: unknown) => {
+          refuse(row.id);
+          console.error('[spotcheck] [store] receipt not indexed', error);
+        });
       }
-      inFlight = [];
+      await insertChunk(batch.observations, (rows) => insertObservations(sql, rows));
     }
+    inFlight = [];
   };
-  const { flush, busy } = serialFlush(drain, () => receiptQueue.length > 0 || observationQueue.length > 0);
-  const start = () => {
-    if (!busy())
-      flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
+  const pending = () => receiptQueue.length > 0 || observationQueue.length > 0;
+  const { flush, busy } = serialFlush(drain, pending);
+  // Rows queued while a pass ran go in the next one, started as soon as that pass ends.
+  const start = (): void => {
+    if (busy() || !pending()) return;
+    flush().then(start, (error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
   };
 
   const store: PostgresStore = {
