@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { afterAll, beforeAll } from 'vitest';
 
 /** The folder of `initdb` and `pg_ctl`, null when PostgreSQL is not installed. */
 export function postgresBin(): string | null {
@@ -112,4 +113,25 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Inside a `describe`: a throwaway cluster started before its tests and stopped after them. Each test takes its own
+ * database from it.
+ * @example const pg = usePostgres(); it('…', async () => { const url = await pg.createDatabase(); … });
+ */
+export function usePostgres(): Pick<TestPostgres, 'createDatabase'> {
+  let pg: TestPostgres | null = null;
+  beforeAll(async () => {
+    pg = await startPostgres();
+  });
+  afterAll(async () => {
+    await pg?.stop();
+  });
+  return {
+    createDatabase() {
+      if (pg === null) throw new Error('usePostgres: no cluster runs (call it inside a describe)');
+      return pg.createDatabase();
+    },
+  };
 }

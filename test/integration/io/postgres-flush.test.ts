@@ -2,19 +2,13 @@
  * The PostgreSQL index under a steady stream of receipts: an acknowledged answer waits for its receipt's commit
  * (`committed`), so a flush that waited for the queue to run empty would hold every answer while load lasts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectPostgres, postgresStore } from '../../../io/postgres-store.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
-import { postgresMissing, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
+import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 
 describe.skipIf(postgresMissing !== null)('the PostgreSQL index under a steady stream of receipts', () => {
-  let pg: TestPostgres;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  });
-  afterAll(async () => {
-    await pg?.stop();
-  });
+  const pg = usePostgres();
 
   it('commits a receipt queued before the stream grew, and flushes, while new rows keep arriving', async () => {
     const store = postgresStore(await connectPostgres(await pg.createDatabase()), { endPool: true });

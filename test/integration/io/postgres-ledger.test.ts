@@ -7,12 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createJournal } from '../../../io/journal.ts';
 import { createLedger, type IssueMeta } from '../../../io/ledger.ts';
 import { connectPostgres, postgresStore } from '../../../io/postgres-store.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
-import { postgresMissing, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
+import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 
 const signer = { kid: 'k', sign: () => new Uint8Array(64) };
 
@@ -22,13 +22,7 @@ const metaOf = (id: string, url: string): IssueMeta => {
 };
 
 describe.skipIf(postgresMissing !== null)('ledger over PostgreSQL', () => {
-  let pg: TestPostgres;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  });
-  afterAll(async () => {
-    await pg?.stop();
-  });
+  const pg = usePostgres();
 
   it('acknowledges a receipt once committed: another instance reads it at once; a refused one is not acknowledged', async () => {
     const url = await pg.createDatabase();

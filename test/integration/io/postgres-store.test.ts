@@ -3,21 +3,15 @@
  * database per case, and the start-up migrations when several instances start at once.
  */
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrate } from '../../../io/postgres-schema.ts';
 import { openPostgresStore } from '../../../io/postgres-store.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
-import { postgresMissing, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
+import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 import { testStore } from './store-contract.ts';
 
 describe.skipIf(postgresMissing !== null)('postgres store', () => {
-  let pg: TestPostgres;
-  beforeAll(async () => {
-    pg = await startPostgres();
-  });
-  afterAll(async () => {
-    await pg?.stop();
-  });
+  const pg = usePostgres();
 
   testStore('postgres', async () => openPostgresStore(await pg.createDatabase()));
 
