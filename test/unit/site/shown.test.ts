@@ -75,39 +75,26 @@ const saves = {
 describe('the members the listing pages keep', () => {
   it('keeps of each skip only what the skip page shows', () => {
     const shown = v.parse(SkipPageShown, page);
-    expect(shown.skips).toEqual([
-      {
-        id: 'a1',
-        url: skip.url,
-        method: 'GET',
-        reason_code: 'price_mismatch',
-        claimed_price_usd: 0.01,
-        quoted_price_usd: 0.02,
-        source_list: 'cdp',
-        timestamp: skip.timestamp,
-        permalink: skip.permalink,
-      },
-    ]);
+    const {
+      pay_to,
+      verdict,
+      reason,
+      also_listed_in,
+      http_status,
+      network,
+      listed_network,
+      listed_pay_to,
+      ...onThePage
+    } = skip;
+    expect(shown.skips).toEqual([onThePage]);
     expect(shown.pages).toBe(1);
   });
 
   it('keeps of each save what the saves page shows, not the signed receipt it carries', () => {
     const [shown] = v.parse(SavesShown, saves).saves;
     expect(shown).not.toHaveProperty('receipt');
-    expect(shown).toEqual({
-      id: 'b2',
-      url: save.url,
-      method: 'POST',
-      kind: 'other_wallet',
-      listed_price_usd: 0.01,
-      quoted_price_usd: 0.01,
-      listed_pay_to: '0xaaa',
-      pay_to: '0xbbb',
-      listed_network: 'eip155:8453',
-      network: 'eip155:8453',
-      timestamp: save.timestamp,
-      permalink: save.permalink,
-    });
+    const { reason_code, reason, source_list, run_id, receipt, ...onThePage } = save;
+    expect(shown).toEqual(onThePage);
   });
 
   it('still checks the members it drops against the contract', () => {
