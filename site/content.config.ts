@@ -7,8 +7,8 @@
 import { defineCollection } from 'astro:content';
 import { type BadgeCheck, badgeState, latestPublicCheck } from '../core/badge.ts';
 import { readRunFile, siteInput } from './lib/published.ts';
-import { type IndexedReceipt, indexedReceipts, readReceipt } from './lib/receipts.ts';
-import { Bazaar, Rules, Saves, SkipPage, Stats } from './lib/schemas.ts';
+import { type IndexedReceipt, readReceipt, receiptFile, receiptsByHost } from './lib/receipts.ts';
+import { Bazaar, Rules, SavesShown, SkipPageShown, Stats } from './lib/schemas.ts';
 
 /** How many of a host's newest receipts are read to find its latest public check. */
 const NEWEST_READ = 50;
@@ -41,10 +41,13 @@ const skipPages = defineCollection({
       store.clear();
       const run = siteInput().crawlRun;
       if (run === null) return;
-      const first = await readRunFile(run.dir, 'skips/1.json', SkipPage);
+      const first = await readRunFile(run.dir, 'skips/1.json', SkipPageShown);
       store.set({ id: '1', data: first });
       for (let page = 2; page <= first.pages; page++) {
-        store.set({ id: String(page), data: await readRunFile(run.dir, `skips/${page}.json`, SkipPage) });
+        store.set({
+          id: String(page),
+          data: await readRunFile(run.dir, `skips/${page}.json`, SkipPageShown),
+        });
       }
     },
   },
@@ -61,20 +64,17 @@ const hosts = defineCollection({
       store.clear();
       const input = siteInput();
       const now = new Date(input.builtAt);
-      const byHost = new Map<string, IndexedReceipt[]>();
-      for (const line of await indexedReceipts(input)) {
-        const list = byHost.get(line.host) ?? [];
-        list.push(line);
-        byHost.set(line.host, list);
-      }
-      for (const [host, lines] of byHost) {
-        lines.sort((a, b) => (a.issued_at < b.issued_at ? 1 : -1));
+      for (const [host, receipts] of await receiptsByHost(input, NEWEST_READ)) {
         let latest: BadgeCheck | null = null;
         let shown: IndexedReceipt | null = null;
-        for (const line of lines.slice(0, NEWEST_READ)) {
-          latest = latestPublicCheck([await readReceipt(line.file)], host, null);
+        for (const receipt of receipts.newest) {
+          latest = latestPublicCheck(
+            [await readReceipt(receiptFile(receipt.runDir, receipt.id))],
+            host,
+            null,
+          );
           if (latest !== null) {
-            shown = line;
+            shown = receipt;
             break;
           }
         }
@@ -82,7 +82,7 @@ const hosts = defineCollection({
           id: host,
           data: {
             host,
-            endpoints: lines.length,
+            endpoints: receipts.endpoints,
             badge: badgeState(latest, now),
             receipt_id: shown?.id ?? null,
             url: shown?.url ?? null,
@@ -97,7 +97,7 @@ export const collections = {
   skipPages,
   hosts,
   stats: single('stats.json', Stats, 'crawlRun'),
-  saves: single('saves.json', Saves, 'crawlRun'),
+  saves: single('saves.json', SavesShown, 'crawlRun'),
   rules: single('rules.json', Rules, 'crawlRun'),
   bazaar: single('bazaar.json', Bazaar, 'bazaarRun'),
 };

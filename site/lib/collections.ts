@@ -4,7 +4,7 @@
  */
 import { getCollection, getEntry } from 'astro:content';
 import type { BadgeState } from '../../core/badge.ts';
-import type { Bazaar, Rules, Saves, SkipPage, Stats } from './schemas.ts';
+import type { Bazaar, Rules, SavesShown, SkipPageShown, Stats } from './schemas.ts';
 
 export type HostBadge = {
   host: string;
@@ -17,7 +17,7 @@ export type HostBadge = {
 /** An entry as the loaders stored it; `data` was checked against its schema there. */
 type Entry = { data: unknown };
 
-type Singles = { stats: Stats; saves: Saves; rules: Rules; bazaar: Bazaar };
+type Singles = { stats: Stats; saves: SavesShown; rules: Rules; bazaar: Bazaar };
 
 /** The one entry of a single-file collection, or null when no run has published it. */
 export async function current<K extends keyof Singles>(name: K): Promise<Singles[K] | null> {
@@ -26,9 +26,9 @@ export async function current<K extends keyof Singles>(name: K): Promise<Singles
 }
 
 /** The skip listing pages, first to last. */
-export async function skipPages(): Promise<SkipPage[]> {
+export async function skipPages(): Promise<SkipPageShown[]> {
   const entries: Entry[] = await getCollection('skipPages');
-  return entries.map((entry) => entry.data as SkipPage).sort((a, b) => a.page - b.page);
+  return entries.map((entry) => entry.data as SkipPageShown).sort((a, b) => a.page - b.page);
 }
 
 export async function hostBadges(): Promise<HostBadge[]> {

@@ -4,8 +4,10 @@
  * folder it names (published folders never change), and never opens the server's database, so a build is safe
  * while the server and a crawl run.
  */
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import * as v from 'valibot';
 import { CurrentPointer, parseFile } from './schemas.ts';
 
@@ -78,16 +80,21 @@ export const IndexLine = v.looseObject({
 });
 export type IndexLine = v.InferOutput<typeof IndexLine>;
 
-/** The receipt index of a run, in file order. */
-export async function readIndex(dir: string): Promise<IndexLine[]> {
+/**
+ * Streams the receipt index of a run to `visit`, line by line in file order, each line checked. The index of a
+ * 100,000-receipt run is about 94 MB: read whole and parsed at once it held several hundred MB (BENCHMARKS.md §6),
+ * so callers keep only the members they use.
+ */
+export async function eachIndexLine(dir: string, visit: (line: IndexLine) => void): Promise<void> {
   const file = join(dir, 'receipts.ndjson');
-  const text = await readFile(file, 'utf8');
-  const lines: IndexLine[] = [];
+  const lines = createInterface({
+    input: createReadStream(file, 'utf8'),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
   let n = 0;
-  for (const line of text.split('\n')) {
+  for await (const line of lines) {
     n++;
     if (line.trim() === '') continue;
-    lines.push(parseFile(IndexLine, JSON.parse(line), `${file}:${n}`));
+    visit(parseFile(IndexLine, JSON.parse(line), `${file}:${n}`));
   }
-  return lines;
 }

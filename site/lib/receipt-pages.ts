@@ -13,7 +13,8 @@ import { existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { escapeXml, type Fact, type ReceiptView, receiptView } from '../../core/format.ts';
 import { receiptFilePath } from './links.ts';
-import { readIndex, readRunFile, type SiteInput } from './published.ts';
+import { eachIndexLine, readRunFile, type SiteInput } from './published.ts';
+import { receiptFile } from './receipts.ts';
 import { parseFile, Receipt, Saves } from './schemas.ts';
 
 /** The id the shell page is rendered under (`/receipts/<SHELL_ID>/`, replaced by the receipt pages). */
@@ -41,7 +42,7 @@ export async function receiptSources(input: SiteInput): Promise<ReceiptSource[]>
   };
   for (const run of [input.crawlRun, input.bazaarRun]) {
     if (run === null) continue;
-    for (const line of await readIndex(run.dir)) add({ id: line.id, file: receiptFile(run.dir, line.id) });
+    await eachIndexLine(run.dir, (line) => add({ id: line.id, file: receiptFile(run.dir, line.id) }));
   }
   if (input.crawlRun !== null) {
     const runs = join(input.crawlRun.dir, '..');
@@ -142,10 +143,6 @@ function facts(list: readonly Fact[]): string {
       `<dt>${escapeXml(f.label)}</dt><dd>${f.code ? `<code>${escapeXml(f.value)}</code>` : escapeXml(f.value)}</dd>`,
   );
   return `<dl class="facts">${items.join('')}</dl>`;
-}
-
-function receiptFile(runDir: string, id: string): string {
-  return join(runDir, 'receipts', `${id}.json`);
 }
 
 /** Published receipt files never change, so the build links them (a copy across devices). */

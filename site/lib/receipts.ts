@@ -4,24 +4,50 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type IndexLine, readIndex, type SiteInput } from './published.ts';
+import { eachIndexLine, type SiteInput } from './published.ts';
 import { parseFile, Receipt } from './schemas.ts';
 
-export type IndexedReceipt = IndexLine & { file: string };
+/** What a badge needs of one indexed receipt. */
+export type IndexedReceipt = { id: string; url: string; issued_at: string; runDir: string };
 
-/** Every receipt of the crawl run and the bazaar check, once each, from their `receipts.ndjson`. */
-export async function indexedReceipts(input: SiteInput): Promise<IndexedReceipt[]> {
+/** A host's receipts: how many, and the `kept` newest (newest first; ties in index order). */
+export type HostReceipts = { endpoints: number; newest: IndexedReceipt[] };
+
+/**
+ * Every host of the crawl run and the bazaar check with its receipts (each receipt once, from the runs'
+ * `receipts.ndjson`). Only the `kept` newest of a host are held, so memory follows the hosts, not the receipts.
+ */
+export async function receiptsByHost(input: SiteInput, kept: number): Promise<Map<string, HostReceipts>> {
   const seen = new Set<string>();
-  const out: IndexedReceipt[] = [];
+  const hosts = new Map<string, HostReceipts>();
   for (const run of [input.crawlRun, input.bazaarRun]) {
     if (run === null) continue;
-    for (const line of await readIndex(run.dir)) {
-      if (seen.has(line.id)) continue;
+    await eachIndexLine(run.dir, (line) => {
+      if (seen.has(line.id)) return;
       seen.add(line.id);
-      out.push({ ...line, file: join(run.dir, 'receipts', `${line.id}.json`) });
-    }
+      let host = hosts.get(line.host);
+      if (host === undefined) {
+        host = { endpoints: 0, newest: [] };
+        hosts.set(line.host, host);
+      }
+      host.endpoints++;
+      host.newest.push({ id: line.id, url: line.url, issued_at: line.issued_at, runDir: run.dir });
+      if (host.newest.length >= 2 * kept) host.newest = newestFirst(host.newest, kept);
+    });
   }
-  return out;
+  for (const host of hosts.values()) host.newest = newestFirst(host.newest, kept);
+  return hosts;
+}
+
+function newestFirst(list: IndexedReceipt[], kept: number): IndexedReceipt[] {
+  return list
+    .sort((a, b) => (a.issued_at < b.issued_at ? 1 : a.issued_at > b.issued_at ? -1 : 0))
+    .slice(0, kept);
+}
+
+/** The file of receipt `id` in a run folder. */
+export function receiptFile(runDir: string, id: string): string {
+  return join(runDir, 'receipts', `${id}.json`);
 }
 
 /** One receipt file, checked against the schema. */

@@ -6,6 +6,8 @@
  */
 import * as v from 'valibot';
 
+import { Saves, SkipPage } from '../../core/published-schemas.ts';
+
 export { Bazaar, Rules, Saves, SkipPage } from '../../core/published-schemas.ts';
 
 const Iso = v.pipe(v.string(), v.isoTimestamp());
@@ -47,6 +49,63 @@ export const Receipt = v.looseObject({
   kid: v.optional(v.string()),
   signature: v.optional(v.string()),
 });
+
+/**
+ * A skip page and the saves as the listing pages keep them: each file is checked whole against its contract schema,
+ * then only the members the pages show stay (the `receipt` each save carries is for the receipt pages, which read
+ * `saves.json` themselves). Astro bundles its data store into the build and parses it again to render, so each
+ * member kept costs its size several times over (BENCHMARKS.md §6); the JSON twins are the published files.
+ */
+export const SkipPageShown = v.pipe(
+  SkipPage,
+  v.transform((page) => ({
+    ...page,
+    skips: page.skips.map((s) =>
+      pick(s, [
+        'id',
+        'url',
+        'method',
+        'reason_code',
+        'claimed_price_usd',
+        'quoted_price_usd',
+        'source_list',
+        'timestamp',
+        'permalink',
+      ]),
+    ),
+  })),
+);
+export const SavesShown = v.pipe(
+  Saves,
+  v.transform((saves) => ({
+    ...saves,
+    saves: saves.saves.map((s) =>
+      pick(s, [
+        'id',
+        'url',
+        'method',
+        'kind',
+        'listed_price_usd',
+        'quoted_price_usd',
+        'listed_pay_to',
+        'pay_to',
+        'listed_network',
+        'network',
+        'timestamp',
+        'permalink',
+      ]),
+    ),
+  })),
+);
+export type SkipPageShown = v.InferOutput<typeof SkipPageShown>;
+export type SavesShown = v.InferOutput<typeof SavesShown>;
+
+/** The members `keys` of `from` that are present. */
+function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (from[key] !== undefined) out[key] = from[key];
+  return out as Pick<T, K>;
+}
 
 export type Stats = v.InferOutput<typeof Stats>;
 export type Receipt = v.InferOutput<typeof Receipt>;
