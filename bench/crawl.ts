@@ -66,6 +66,12 @@ export async function run(): Promise<Result> {
     }, 50);
     let probingStarted = 0;
     let probingMs = 0;
+    // CPU over the probing, of the whole process and of its main thread (which runs every probe's JavaScript):
+    // load-tolerant, unlike the wall time.
+    let cpuAtStart = process.cpuUsage();
+    let threadAtStart = process.threadCpuUsage();
+    let probingCpuUs = 0;
+    let probingThreadUs = 0;
     const t0 = performance.now();
     const result = await runCrawl(
       {
@@ -88,12 +94,21 @@ export async function run(): Promise<Result> {
           write: (text: string) => {
             // The first progress line marks the end of planning; the last one the end of probing.
             if (probingStarted === 0) probingStarted = performance.now();
-            if (/100%/.test(text)) probingMs = performance.now() - probingStarted;
+            if (/100%/.test(text)) {
+              probingMs = performance.now() - probingStarted;
+              const cpu = process.cpuUsage(cpuAtStart);
+              probingCpuUs = cpu.user + cpu.system;
+              const thread = process.threadCpuUsage(threadAtStart);
+              probingThreadUs = thread.user + thread.system;
+            }
             return true;
           },
         },
         log: (line) => {
-          if (line.startsWith('run ')) probingStarted = performance.now();
+          if (!line.startsWith('run ')) return;
+          probingStarted = performance.now();
+          cpuAtStart = process.cpuUsage();
+          threadAtStart = process.threadCpuUsage();
         },
       },
       { resume: false, concurrency: null, limit: null },
@@ -103,6 +118,8 @@ export async function run(): Promise<Result> {
     const seen = await ask<{ maxInFlight: number; paymentHeaders: number }>({ type: 'stats' }, 'stats');
     maxInFlight = seen.maxInFlight;
     const ratio = probingMs / bound;
+    const cpuMsPerProbe = probingCpuUs / 1000 / result.total;
+    const threadMsPerProbe = probingThreadUs / 1000 / result.total;
     // Anything but price_ok means the machine could not keep up (a probe timed out or a host was refused).
     const summary = JSON.parse(
       await readFile(
@@ -114,7 +131,7 @@ export async function run(): Promise<Result> {
     if (notOk.length > 0)
       console.log(`probes not answered price_ok: ${JSON.stringify(Object.fromEntries(notOk))}`);
     console.log(
-      `crawl: ${result.total} endpoints on ${hostCount} hosts; probing ${(probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(totalMs / 1000).toFixed(2)} s; peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; most in flight at one host ${maxInFlight}`,
+      `crawl: ${result.total} endpoints on ${hostCount} hosts; probing ${(probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}); peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; most in flight at one host ${maxInFlight}`,
     );
     return {
       bench: 'crawl',
@@ -127,6 +144,16 @@ export async function run(): Promise<Result> {
         },
         { name: 'probing wall time', value: Math.round(probingMs), unit: 'ms' },
         { name: 'per-host lower bound', value: bound, unit: 'ms' },
+        {
+          name: 'CPU of the crawl process per probe (user + system, during the probing)',
+          value: Number(cpuMsPerProbe.toFixed(3)),
+          unit: 'ms',
+        },
+        {
+          name: 'CPU of the crawl main thread per probe (the probes, signing and GC pauses)',
+          value: Number(threadMsPerProbe.toFixed(3)),
+          unit: 'ms',
+        },
         { name: 'whole run (sources, probing, files, publication)', value: Math.round(totalMs), unit: 'ms' },
         {
           name: 'peak RSS of the crawl process (the fleet runs in its own)',
