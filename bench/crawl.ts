@@ -85,6 +85,7 @@ export async function run(): Promise<Result> {
     const ratio = m.probingMs / bound;
     const cpuMsPerProbe = m.probingCpuUs / 1000 / m.total;
     const threadMsPerProbe = m.probingThreadUs / 1000 / m.total;
+    const gcMsPerProbe = m.probingGcMs / m.total;
     const peakRssMiB = m.peakRssBytes / 2 ** 20;
     // Anything but price_ok means the machine could not keep up (a probe timed out or a host was refused).
     const summary = JSON.parse(await readFile(join(m.runPath, 'summary.json'), 'utf8')) as {
@@ -97,7 +98,7 @@ export async function run(): Promise<Result> {
       .map((n) => n.toFixed(2))
       .join(' ');
     console.log(
-      `crawl: ${m.total} endpoints on ${hostCount} hosts; probing ${(m.probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}); peak RSS ${peakRssMiB.toFixed(0)} MiB; most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load}`,
+      `crawl: ${m.total} endpoints on ${hostCount} hosts; probing ${(m.probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}, GC pauses ${gcMsPerProbe.toFixed(3)}); peak RSS ${peakRssMiB.toFixed(0)} MiB; most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load}`,
     );
     return {
       bench: 'crawl',
@@ -123,6 +124,11 @@ export async function run(): Promise<Result> {
         {
           name: 'CPU of the crawl main thread per probe (the probes, signing and GC pauses)',
           value: Number(threadMsPerProbe.toFixed(3)),
+          unit: 'ms',
+        },
+        {
+          name: 'GC pauses of the crawl main thread per probe',
+          value: Number(gcMsPerProbe.toFixed(3)),
           unit: 'ms',
         },
         {

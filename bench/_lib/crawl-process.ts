@@ -4,9 +4,9 @@
  * Over IPC: `{ type: 'crawl', listingsFile, dataDir }` runs the crawl (the real prober, SSRF gate with loopback
  * allowed as PROBE_ALLOW_CIDRS does, signing, journal and publication) and answers its measurements.
  */
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { parseCidrList } from '../../core/ssrf.ts';
 import { CRAWL_TIMEOUT_MS } from '../../crawl/cli-deps.ts';
@@ -15,6 +15,7 @@ import { readSource } from '../../crawl/sources/read-source.ts';
 import { runPaths } from '../../io/crawl-runs.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { createProber } from '../../io/prober.ts';
+import { pooledRandom } from '../../io/random-pool.ts';
 
 /** What the crawl process measured. */
 export type CrawlMeasured = {
@@ -26,6 +27,8 @@ export type CrawlMeasured = {
   /** CPU of the process (user + system, every thread) and of its main thread during the probing, µs. */
   probingCpuUs: number;
   probingThreadUs: number;
+  /** Main-thread GC pauses during the probing (PerformanceObserver `gc` entries), ms. */
+  probingGcMs: number;
   peakRssBytes: number;
   heapLimitBytes: number;
 };
@@ -49,13 +52,20 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
   let threadAtStart = process.threadCpuUsage();
   let probingCpuUs = 0;
   let probingThreadUs = 0;
+  let gcMs = 0;
+  let probingGcMs = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration;
+  });
+  gc.observe({ entryTypes: ['gc'] });
   const t0 = performance.now();
   const result = await runCrawl(
     {
       prober: createProber({ allow: parseCidrList('127.0.0.0/8'), timeoutMs: CRAWL_TIMEOUT_MS }),
       signer,
       now: () => new Date(),
-      random: (n) => new Uint8Array(randomBytes(n)),
+      // Receipt ids: one call into the CSPRNG per 256 ids (io/random-pool.ts), not one per probe.
+      random: pooledRandom(),
       baseUrl: 'http://127.0.0.1:8402',
       paths,
       readSources: () =>
@@ -76,6 +86,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
           const thread = process.threadCpuUsage(threadAtStart);
           probingCpuUs = cpu.user + cpu.system;
           probingThreadUs = thread.user + thread.system;
+          probingGcMs = gcMs - probingGcMs;
           return true;
         },
       },
@@ -85,10 +96,12 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
         probingStarted = performance.now();
         cpuAtStart = process.cpuUsage();
         threadAtStart = process.threadCpuUsage();
+        probingGcMs = gcMs;
       },
     },
     { resume: false, concurrency: null, limit: null },
   );
+  gc.disconnect();
   return {
     type: 'measured',
     total: result.total,
@@ -97,6 +110,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
     totalMs: performance.now() - t0,
     probingCpuUs,
     probingThreadUs,
+    probingGcMs,
     // maxRSS is the kernel's peak (KiB), not a sample.
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     heapLimitBytes: getHeapStatistics().heap_size_limit,
