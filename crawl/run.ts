@@ -147,11 +147,15 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
         now: deps.monotonic,
       },
     );
+  } catch (error) {
+    // The first failure is the one to report; a missing receipt file after it is a consequence.
+    await files.close().catch(() => {});
+    throw error;
   } finally {
     await journal.close();
-    // Finalizing reads some receipt files back (the saves).
-    await files.close();
   }
+  // Finalizing reads some receipt files back (the saves); a missing one stops the run before publication.
+  await files.close();
   progress.finish();
 
   const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
