@@ -6,7 +6,8 @@
  * prober, SSRF gate (loopback allowed as PROBE_ALLOW_CIDRS does), signing, journal and publication. The crawl runs
  * in a process of its own with the Node flags of `npm run crawl` (`_lib/crawl-process.ts`), and the fleet in
  * another (`_lib/crawl-fleet.ts`), as sellers are remote in production, so neither's CPU or memory is counted in
- * the other. Knobs: BENCH_CRAWL_ENDPOINTS (10000), BENCH_CRAWL_HOSTS (500); BENCH_CPU_PROF=<dir> profiles the crawl.
+ * the other. Knobs: BENCH_CRAWL_ENDPOINTS (10000), BENCH_CRAWL_HOSTS (500); BENCH_CPU_PROF=<dir> profiles the crawl;
+ * BENCH_CRAWL_NODE_FLAGS replaces the script's Node flags (`BENCH_CRAWL_NODE_FLAGS=` runs the crawl without any).
  */
 
 import { type ChildProcess, fork } from 'node:child_process';
@@ -65,7 +66,12 @@ export async function run(): Promise<Result> {
     await writeFile(listingsFile, JSON.stringify(listings));
     const bound = Math.max(...hosts.map((h) => Math.ceil(h.n / 3) * h.latencyMs));
 
-    const nodeFlags = await crawlNodeFlags(join(import.meta.dirname, '..'));
+    // BENCH_CRAWL_NODE_FLAGS (space-separated, may be empty) replaces the script's flags, to compare.
+    const override = process.env.BENCH_CRAWL_NODE_FLAGS;
+    const nodeFlags =
+      override === undefined
+        ? await crawlNodeFlags(join(import.meta.dirname, '..'))
+        : override.split(/\s+/).filter((flag) => flag !== '');
     const profile = process.env.BENCH_CPU_PROF;
     const crawler = forkHelper(
       'crawl-process.ts',
@@ -152,7 +158,7 @@ export async function run(): Promise<Result> {
       ],
       notes: [
         `${endpoints} endpoints on ${hostCount} hosts, host latency 200-1000 ms; default concurrency (3 per host, at most 2048)`,
-        `crawl process flags (package.json "crawl"): ${nodeFlags.join(' ') || 'none'}; V8 heap limit ${(m.heapLimitBytes / 2 ** 20).toFixed(0)} MiB`,
+        `crawl process flags (${override === undefined ? 'package.json "crawl"' : 'BENCH_CRAWL_NODE_FLAGS'}): ${nodeFlags.join(' ') || 'none'}; V8 heap limit ${(m.heapLimitBytes / 2 ** 20).toFixed(0)} MiB`,
         `load average (1, 5, 15 min) at the end: ${load}`,
         `probes not answered price_ok: ${notOk.length === 0 ? 'none' : JSON.stringify(Object.fromEntries(notOk))}`,
       ],
