@@ -83,10 +83,7 @@ async function checkLocked(
   const dir = join(deps.paths.work, runId);
   await mkdir(join(dir, 'receipts'), { recursive: true });
   for (const record of ordered)
-    await writeFile(
-      join(dir, 'receipts', `${record.receipt.id}.json`),
-      `${JSON.stringify(record.receipt, null, 2)}\n`,
-    );
+    await writeFile(join(dir, 'receipts', `${record.receipt.id}.json`), `${record.json}\n`);
   await writeFile(join(dir, 'receipts.ndjson'), ordered.map((r) => `${JSON.stringify(r.facts)}\n`).join(''));
   const bazaar = buildBazaar({
     runId,

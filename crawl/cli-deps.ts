@@ -2,13 +2,13 @@
  * What the crawl's command-line entry points share: the environment (`io/environment.ts`), the SSRF-gated probers
  * (loopback only through `PROBE_ALLOW_CIDRS`), the service's signing key under `DATA_DIR`, the clocks.
  */
-import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { parseCidrList } from '../core/ssrf.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
 import { loadSigningKeys } from '../io/keys.ts';
 import { createProber } from '../io/prober.ts';
+import { pooledRandom } from '../io/random-pool.ts';
 import type { EndpointDeps } from './probe-endpoint.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES, SOURCE_TIMEOUT_MS } from './sources/fetch-json.ts';
 
@@ -27,7 +27,8 @@ export async function cliDeps(env: Record<string, string | undefined>) {
     prober: createProber({ allow, timeoutMs: CRAWL_TIMEOUT_MS }),
     signer,
     now: () => new Date(),
-    random: (n) => new Uint8Array(randomBytes(n)),
+    // Receipt ids: one call into the CSPRNG per 256 ids (io/random-pool.ts), not one per probe.
+    random: pooledRandom(),
     baseUrl: config.baseUrl,
   };
   return {

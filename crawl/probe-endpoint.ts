@@ -7,7 +7,7 @@ import { assembleCheck } from '../core/check-answer.ts';
 import { type CrawlFacts, crawlContext, crawlFactsOf } from '../core/crawl-facts.ts';
 import type { PlannedEndpoint } from '../core/crawl-plan.ts';
 import type { ProbeOutcome } from '../core/model.ts';
-import { newReceiptId, type Signer, signReceipt } from '../core/receipt.ts';
+import { newReceiptId, type Signer, signReceiptJson } from '../core/receipt.ts';
 import type { Prober } from '../io/prober.ts';
 
 /** What probing one endpoint needs. */
@@ -21,8 +21,15 @@ export type EndpointDeps = {
   origin: 'crawl' | 'bazaar';
 };
 
-/** The result of one endpoint: the signed receipt and the facts the data files are built from. */
-export type EndpointRecord = { facts: CrawlFacts; receipt: Record<string, unknown> & { id: string } };
+/**
+ * The result of one endpoint: the signed receipt, its JSON text (serialized once, when signed: the journal line and
+ * the receipt file carry this text) and the facts the data files are built from.
+ */
+export type EndpointRecord = {
+  facts: CrawlFacts;
+  receipt: Record<string, unknown> & { id: string };
+  json: string;
+};
 
 /**
  * Probes one endpoint and signs its receipt. Never throws for anything the target does.
@@ -67,8 +74,8 @@ export async function probeEndpoint(deps: EndpointDeps, endpoint: PlannedEndpoin
       ...(used ? example.context : {}),
     },
   });
-  const receipt = signReceipt(check.unsigned, deps.signer);
-  return { facts: crawlFactsOf(check, endpoint), receipt };
+  const { receipt, json } = signReceiptJson(check.unsigned, deps.signer);
+  return { facts: crawlFactsOf(check, endpoint), receipt, json };
 }
 
 /** A 4xx other than 402: the seller may validate its input before its paywall (x402-notes §9.7). */

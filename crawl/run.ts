@@ -19,12 +19,12 @@ import {
   readPointer,
 } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
-import { writeReceiptFile } from '../io/receipt-files.ts';
 import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
 import { acquireRunLock } from '../io/run-lock.ts';
 import { finalizeRun } from './finalize.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
 import { createProgress, type ProgressOut } from './progress.ts';
+import { createReceiptBatches, type ReceiptBatches } from './receipt-batches.ts';
 import { runPerHost } from './scheduler.ts';
 import type { SourceRead } from './sources/_result.ts';
 
@@ -112,7 +112,8 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
 
   const journalPath = join(paths.work, runId, 'probes.ndjson');
   const receiptsDir = join(paths.work, runId, 'receipts');
-  const { started, done } = await replay(await readRunJournal(journalPath), receiptsDir);
+  const files = createReceiptBatches(receiptsDir);
+  const { started, done } = await replay(await readRunJournal(journalPath), files);
   const endpoints = planFile.plan.endpoints;
   const todo = endpoints.filter((e) => !started.has(e.urlNorm));
   const journal = await openRunJournal(journalPath);
@@ -131,15 +132,12 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
         // Journaled before the request leaves: after a crash this URL is never sent again.
         await journal.append({ t: 'start', u: endpoint.urlNorm });
         const record = await probeEndpoint(endpointDeps, endpoint);
-        // The file first (not fsynced: the journal is the durable copy, and a resume writes it again), so the run
-        // keeps only the small facts in memory.
-        await writeReceiptFile(receiptsDir, record.receipt);
-        await journal.append({
-          t: 'done',
-          u: endpoint.urlNorm,
-          facts: record.facts,
-          receipt: record.receipt,
-        });
+        // The file is queued (not fsynced: the journal is the durable copy, and a resume writes it again), so the
+        // run keeps only the small facts in memory. The journal line carries the receipt's signed text as it is.
+        await files.add(record.receipt.id, record.json);
+        await journal.appendJson(
+          `{"t":"done","u":${JSON.stringify(endpoint.urlNorm)},"facts":${JSON.stringify(record.facts)},"receipt":${record.json}}`,
+        );
         done.set(endpoint.urlNorm, record.facts);
         progress.tick(record.facts.verdict);
       },
@@ -149,9 +147,15 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
         now: deps.monotonic,
       },
     );
+  } catch (error) {
+    // The first failure is the one to report; a missing receipt file after it is a consequence.
+    await files.close().catch(() => {});
+    throw error;
   } finally {
     await journal.close();
   }
+  // Finalizing reads some receipt files back (the saves); a missing one stops the run before publication.
+  await files.close();
   progress.finish();
 
   const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
@@ -182,11 +186,12 @@ function defaultConcurrency(endpoints: readonly PlannedEndpoint[]): number {
 
 /**
  * The journal's started URLs and the facts of finished probes (a later record for a URL wins); the receipt files
- * of finished probes are written again, since they were not fsynced.
+ * of finished probes are written again, since they were not fsynced. A parsed receipt keeps the member order of its
+ * signed text, so `JSON.stringify` gives that text back.
  */
 async function replay(
   lines: unknown[],
-  receiptsDir: string,
+  files: ReceiptBatches,
 ): Promise<{ started: Set<string>; done: Map<string, CrawlFacts> }> {
   const started = new Set<string>();
   const done = new Map<string, CrawlFacts>();
@@ -200,7 +205,7 @@ async function replay(
     if (typeof record.u !== 'string') continue;
     started.add(record.u);
     if (record.t === 'done' && record.facts !== undefined && record.receipt !== undefined) {
-      await writeReceiptFile(receiptsDir, record.receipt);
+      await files.add(record.receipt.id, JSON.stringify(record.receipt));
       done.set(record.u, record.facts);
     }
   }

@@ -42,6 +42,8 @@ export function runPerHost<T>(
     state.queue.push(job.item);
   }
   let open = [...hosts.values()].filter((h) => h.queue.length > 0);
+  // Probes done and time spent by the open hosts, kept as they change (the mean latency of every pick).
+  const openSeen = { done: 0, spentMs: 0 };
   let inFlight = 0;
   let failure: { error: unknown } | null = null;
 
@@ -71,27 +73,37 @@ export function runPerHost<T>(
       );
     };
     const finish = (host: HostState<T>, began: number) => {
+      const spent = Math.max(0, options.now() - began);
       host.inFlight--;
       host.done++;
-      host.spentMs += Math.max(0, options.now() - began);
+      host.spentMs += spent;
+      if (host.next < host.queue.length) {
+        openSeen.done++;
+        openSeen.spentMs += spent;
+      }
       inFlight--;
       dispatch();
       settleIfDone();
     };
     const dispatch = () => {
       if (failure !== null) return;
+      let drained = false;
       while (inFlight < concurrency) {
         const host = pick();
         if (host === null) break;
         start(host);
+        if (host.next < host.queue.length) continue;
+        drained = true;
+        openSeen.done -= host.done;
+        openSeen.spentMs -= host.spentMs;
       }
-      open = open.filter((h) => h.next < h.queue.length);
+      if (drained) open = open.filter((h) => h.next < h.queue.length);
     };
     /** The eligible host with the most estimated time left; unknown latencies count as the mean seen so far. */
     const pick = (): HostState<T> | null => {
       let best: HostState<T> | null = null;
       let bestScore = -1;
-      const mean = meanLatency(open);
+      const mean = openSeen.done === 0 ? 1 : Math.max(openSeen.spentMs / openSeen.done, 1e-3);
       for (const host of open) {
         if (host.inFlight >= perHost || host.next >= host.queue.length) continue;
         const latency = host.done > 0 ? host.spentMs / host.done : mean;
@@ -106,14 +118,4 @@ export function runPerHost<T>(
     dispatch();
     settleIfDone();
   });
-}
-
-function meanLatency(hosts: Iterable<{ done: number; spentMs: number }>): number {
-  let done = 0;
-  let spent = 0;
-  for (const host of hosts) {
-    done += host.done;
-    spent += host.spentMs;
-  }
-  return done === 0 ? 1 : Math.max(spent / done, 1e-3);
 }

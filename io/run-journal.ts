@@ -9,6 +9,8 @@ import { open, readFile, truncate } from 'node:fs/promises';
 export type RunJournal = {
   /** Appends one record; resolves once it is on disk. */
   append(record: unknown): Promise<void>;
+  /** {@link RunJournal.append} for a record already serialized: one JSON text without a line break. */
+  appendJson(json: string): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -36,14 +38,14 @@ export async function openRunJournal(path: string, options: { fsync?: boolean } 
     }
     writing = null;
   };
+  const appendJson = (json: string) =>
+    new Promise<void>((done, fail) => {
+      queue.push({ line: `${json}\n`, done, fail });
+      writing ??= drain();
+    });
   return {
-    append(record) {
-      const line = `${JSON.stringify(record)}\n`;
-      return new Promise<void>((done, fail) => {
-        queue.push({ line, done, fail });
-        writing ??= drain();
-      });
-    },
+    append: (record) => appendJson(JSON.stringify(record)),
+    appendJson,
     async close() {
       while (writing !== null) await writing;
       await handle.close();

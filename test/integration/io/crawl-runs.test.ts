@@ -33,6 +33,14 @@ describe('run journal', () => {
     await expect(readRunJournal(path)).rejects.toThrow(/damaged line before the end/);
   });
 
+  it('appends serialized records as they are, between the records append serializes', async () => {
+    const path = join(dir, 'probes.ndjson');
+    const journal = await openRunJournal(path);
+    await Promise.all([journal.append({ i: 0 }), journal.appendJson('{"i":1,"r":{"z":1,"a":2}}')]);
+    await journal.close();
+    expect(await readFile(path, 'utf8')).toBe('{"i":0}\n{"i":1,"r":{"z":1,"a":2}}\n');
+  });
+
   it('is empty when missing', async () => {
     expect(await readRunJournal(join(dir, 'nope.ndjson'))).toEqual([]);
   });

@@ -1,0 +1,127 @@
+/**
+ * The crawl of `bench/crawl.ts`, in a process of its own, started with the Node flags `npm run crawl` gives the
+ * crawl (read from package.json by {@link crawlNodeFlags}), so its heap and RSS are those of the real command.
+ * Over IPC: `{ type: 'crawl', listingsFile, dataDir }` runs the crawl (the real prober, SSRF gate with loopback
+ * allowed as PROBE_ALLOW_CIDRS does, signing, journal and publication) and answers its measurements.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+import { parseCidrList } from '../../core/ssrf.ts';
+import { CRAWL_TIMEOUT_MS } from '../../crawl/cli-deps.ts';
+import { runCrawl } from '../../crawl/run.ts';
+import { readSource } from '../../crawl/sources/read-source.ts';
+import { runPaths } from '../../io/crawl-runs.ts';
+import { loadSigningKeys } from '../../io/keys.ts';
+import { createProber } from '../../io/prober.ts';
+import { pooledRandom } from '../../io/random-pool.ts';
+
+/** What the crawl process measured. */
+export type CrawlMeasured = {
+  type: 'measured';
+  total: number;
+  runPath: string;
+  probingMs: number;
+  totalMs: number;
+  /** CPU of the process (user + system, every thread) and of its main thread during the probing, µs. */
+  probingCpuUs: number;
+  probingThreadUs: number;
+  /** Main-thread GC pauses during the probing (PerformanceObserver `gc` entries), ms. */
+  probingGcMs: number;
+  peakRssBytes: number;
+  heapLimitBytes: number;
+};
+
+/** The Node flags of the `crawl` script in package.json (those between `tsx` and the script). */
+export async function crawlNodeFlags(root: string): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    scripts: { crawl: string };
+  };
+  return pkg.scripts.crawl.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
+async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasured> {
+  const { signer } = await loadSigningKeys({ dir: join(dataDir, 'keys') });
+  const paths = runPaths(join(dataDir, 'data'), 'crawl');
+  let probingStarted = 0;
+  let probingMs = 0;
+  // CPU over the probing, of the whole process and of its main thread (which runs every probe's JavaScript):
+  // load-tolerant, unlike the wall time.
+  let cpuAtStart = process.cpuUsage();
+  let threadAtStart = process.threadCpuUsage();
+  let probingCpuUs = 0;
+  let probingThreadUs = 0;
+  let gcMs = 0;
+  let probingGcMs = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration;
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  const t0 = performance.now();
+  const result = await runCrawl(
+    {
+      prober: createProber({ allow: parseCidrList('127.0.0.0/8'), timeoutMs: CRAWL_TIMEOUT_MS }),
+      signer,
+      now: () => new Date(),
+      // Receipt ids: one call into the CSPRNG per 256 ids (io/random-pool.ts), not one per probe.
+      random: pooledRandom(),
+      baseUrl: 'http://127.0.0.1:8402',
+      paths,
+      readSources: () =>
+        Promise.all([
+          readSource(async () => ({ ok: false, note: 'unused' }), {
+            name: 'bench',
+            kind: 'file',
+            location: listingsFile,
+          }),
+        ]),
+      monotonic: () => performance.now(),
+      progressOut: {
+        write: (text: string) => {
+          // The last progress line marks the end of probing.
+          if (!/100%/.test(text)) return true;
+          probingMs = performance.now() - probingStarted;
+          const cpu = process.cpuUsage(cpuAtStart);
+          const thread = process.threadCpuUsage(threadAtStart);
+          probingCpuUs = cpu.user + cpu.system;
+          probingThreadUs = thread.user + thread.system;
+          probingGcMs = gcMs - probingGcMs;
+          return true;
+        },
+      },
+      log: (line) => {
+        // The plan is written: probing starts.
+        if (!line.startsWith('run ')) return;
+        probingStarted = performance.now();
+        cpuAtStart = process.cpuUsage();
+        threadAtStart = process.threadCpuUsage();
+        probingGcMs = gcMs;
+      },
+    },
+    { resume: false, concurrency: null, limit: null },
+  );
+  gc.disconnect();
+  return {
+    type: 'measured',
+    total: result.total,
+    runPath: join(paths.root, result.pointer.path),
+    probingMs,
+    totalMs: performance.now() - t0,
+    probingCpuUs,
+    probingThreadUs,
+    probingGcMs,
+    // maxRSS is the kernel's peak (KiB), not a sample.
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    heapLimitBytes: getHeapStatistics().heap_size_limit,
+  };
+}
+
+process.on('message', (message: { type?: string; listingsFile?: string; dataDir?: string }) => {
+  if (message.type !== 'crawl') return;
+  crawl(message.listingsFile ?? '', message.dataDir ?? '').then(
+    (measured) => process.send?.(measured),
+    (error: unknown) => process.send?.({ type: 'failed', message: String((error as Error)?.stack ?? error) }),
+  );
+});
+process.on('disconnect', () => process.exit(0));
