@@ -9,7 +9,7 @@
  * acknowledged (promise 3). Until its file is written a receipt is served from memory.
  *
  * A receipt is serialized once (`signReceiptJson`): the signed text goes into the journal line and, as it is, into
- * the receipt file, which a worker thread writes after the answer, in batches (`receipt-file-writer.ts`).
+ * the receipt file, which a worker thread writes after the answer (`receipt-file-writer.ts`).
  *
  * With a store other instances read (PostgreSQL, `DATABASE_URL`), an instance serves another's receipts from the
  * store alone, so the `committed` port makes `issue()` also wait until the receipt's row is committed there: an
@@ -65,12 +65,6 @@ export type Ledger = {
 const RECENT = 10_000;
 /** Most receipts answered whose file is not written yet (memory holds them until it is). */
 const MAX_UNWRITTEN = 10_000;
-/**
- * Receipt files go to the writer at most this often, so its thread wakes once per batch instead of once per turn
- * of the event loop: a wake costs the answering thread a message and, on two cores, a share of the next answer's
- * time. Until then a receipt is served from memory; a crash meanwhile loses no file (the journal rebuilds it).
- */
-const FILE_BATCH_MS = 100;
 
 /** Creates the ledger over its parts. */
 export function createLedger(parts: {
@@ -90,10 +84,9 @@ export function createLedger(parts: {
   // Receipts whose file is not written yet, by id; served from here until it is.
   const unwritten = new Map<string, Record<string, unknown>>();
   let batch: Array<readonly [string, string]> = [];
-  let batchTimer: ReturnType<typeof setTimeout> | null = null;
+  // The files of one turn of the event loop go to the writer together, after the answers of that turn. (Batches of
+  // up to 100 ms were tried on 2026-11-24: no change in throughput or CPU in alternating runs, 50-60 MiB more RSS.)
   const sendFiles = () => {
-    if (batchTimer !== null) clearTimeout(batchTimer);
-    batchTimer = null;
     const sending = batch;
     batch = [];
     files.write(sending);
@@ -114,7 +107,7 @@ export function createLedger(parts: {
     }
     const id = String(receipt.id);
     unwritten.set(id, receipt);
-    if (batch.length === 0) batchTimer = setTimeout(sendFiles, FILE_BATCH_MS).unref();
+    if (batch.length === 0) setImmediate(sendFiles);
     batch.push([id, `${json}\n`]);
   };
   /** Indexes the receipt now and returns the wait for its commit (its failure is kept until then, not thrown). */

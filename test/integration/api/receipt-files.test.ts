@@ -64,7 +64,7 @@ describe('receipt files off the request path', () => {
     );
     expect(answer.status).toBe(200);
     const { receipt_id: id } = (await answer.json()) as { receipt_id: string };
-    // Files go to the writer in batches, at most FILE_BATCH_MS (100 ms) after the answer.
+    // Files go to the writer after the answers of the same turn of the event loop.
     await vi.waitFor(() => expect(writer.held).toBe(1));
     const file = join(dataDir, 'receipts', `${id}.json`);
     expect(existsSync(file)).toBe(false);

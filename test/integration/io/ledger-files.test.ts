@@ -62,7 +62,7 @@ describe('receipt files after the answer', () => {
     const issued = await first.ledger.issue(unsigned, { row, observation: null, attached: null });
     // The signature covers the same RFC 8785 bytes as the one-object path.
     expect(issued).toEqual(signReceipt(unsigned, signer));
-    // Files go to the writer in batches, at most FILE_BATCH_MS (100 ms) after the answer.
+    // Files go to the writer after the answers of the same turn of the event loop.
     await vi.waitFor(() => expect(writer.queued).toEqual([ID]));
     expect(existsSync(join(dir, 'receipts', `${ID}.json`))).toBe(false);
     expect(await first.ledger.get(ID)).toEqual(issued);
