@@ -1,11 +1,10 @@
 /**
- * The receipt files of a crawl run, written off the event loop (`io/receipt-file-writer.ts`): the receipts of one
- * turn of the event loop go to the writer thread as one batch, so a probe costs the crawl one array push instead
- * of an open, a write, a close and a rename on the thread pool (which the journal's fsyncs need). Not fsynced:
- * the run's journal is the durable copy, and a resume writes the files of every recorded probe again.
+ * The receipt files of a crawl run, written off the event loop by the live service's writer
+ * (`io/receipt-file-writer.ts`, which sends the files of one turn of the event loop to its thread as one batch),
+ * with a bound on how far the files may trail the probes and a check, before publication, that every one is there.
+ * Not fsynced: the run's journal is the durable copy, and a resume writes the files of every recorded probe again.
  */
 import { readdir } from 'node:fs/promises';
-import { isReceiptId } from '../core/receipt.ts';
 import { createReceiptFileWriter } from '../io/receipt-file-writer.ts';
 
 /** At most this many files wait for the writer; a probe that would pass it waits until the writer caught up. */
@@ -28,28 +27,18 @@ export type ReceiptBatches = {
  */
 export function createReceiptBatches(dir: string): ReceiptBatches {
   const writer = createReceiptFileWriter(dir);
-  let batch: Array<readonly [string, string]> = [];
   let unwritten = 0;
   const added = new Set<string>();
-  const send = () => {
-    const sending = batch;
-    batch = [];
-    writer.write(sending);
-  };
   return {
     async add(id, json) {
-      // Checked here, where the caller can see it, not later in a timer (the id becomes a file name).
-      if (!isReceiptId(id)) throw new TypeError(`receipt files: ${JSON.stringify(id)} is not a receipt id`);
+      // The writer refuses an id that is not a receipt id at once (it becomes a file name).
+      void writer.write(id, `${json}\n`);
       added.add(id);
-      if (batch.length === 0) setImmediate(send);
-      batch.push([id, `${json}\n`]);
       if (++unwritten < MAX_UNWRITTEN) return;
       unwritten = 0;
-      send();
       await writer.settle();
     },
     async close() {
-      if (batch.length > 0) send();
       await writer.close();
       if (added.size === 0) return;
       const entries = await readdir(dir, { withFileTypes: true });

@@ -1,17 +1,21 @@
 /**
- * The live service's receipt files (`<dir>/<id>.json`), written off the event loop that answers checks: a worker
- * thread takes batches of (id, signed JSON text) and writes each file to a temp name then renames it (a reader
- * never sees half a file), with synchronous calls. No fsync: the journal is the durable copy and the ledger
- * rebuilds missing files from it at start-up. The event loop spends one message per batch instead of five
- * thread-pool round trips per file, and the thread pool stays free for the journal's write and fdatasync.
+ * Receipt files (`<dir>/<id>.json`) of the live service and of a crawl run, written off the event loop that answers
+ * checks or probes: the files queued in one turn of the event loop go to a worker thread as one batch, after that
+ * turn's answers, and the thread writes each to a temp name then renames it (a reader never sees half a file), with
+ * synchronous calls. No fsync: the journal is the durable copy, and the ledger (or a crawl's resume) writes missing
+ * files again from it. The event loop spends one message per batch instead of five thread-pool round trips per
+ * file, and the thread pool stays free for the journal's write and fdatasync.
  */
 import { Worker } from 'node:worker_threads';
 import { isReceiptId } from '../core/receipt.ts';
 
 /** Writes receipt files in the background. */
 export type ReceiptFileWriter = {
-  /** Queues files; each text is the whole file. Ids that are not receipt ids are refused (they become names). */
-  write(files: ReadonlyArray<readonly [id: string, text: string]>): void;
+  /**
+   * Queues one file (`text` is its whole content) and resolves once it is written or its failure logged; every file
+   * of one turn of the event loop shares that promise. An id that is not a receipt id is refused (it becomes a name).
+   */
+  write(id: string, text: string): Promise<void>;
   /** Resolves once every file queued so far is written (or its failure logged). */
   settle(): Promise<void>;
   /** Settles, then stops the thread (a later `write` starts a new one). */
@@ -55,14 +59,17 @@ parentPort.on('message', (batch) => {
 `;
 
 /**
- * Starts a writer for `dir`. The thread is started on the first write and does not keep the process alive.
- * @example const files = createReceiptFileWriter(join(dataDir, 'receipts')); files.write([[receipt.id, text]])
+ * Starts a writer for `dir`. The thread is started on the first batch and does not keep the process alive.
+ * @example const files = createReceiptFileWriter(join(dataDir, 'receipts')); void files.write(receipt.id, text)
  */
 export function createReceiptFileWriter(dir: string): ReceiptFileWriter {
   let worker: Worker | null = null;
   let sent = 0;
   let done = 0;
   let waiters: Array<{ seq: number; resolve: () => void }> = [];
+  // The files of this turn of the event loop, and the promise they share.
+  let queued: Array<readonly [string, string]> = [];
+  let written: PromiseWithResolvers<void> | null = null;
 
   const wake = () => {
     const ready = waiters.filter((waiter) => waiter.seq <= done);
@@ -91,18 +98,31 @@ export function createReceiptFileWriter(dir: string): ReceiptFileWriter {
     return thread;
   };
 
-  const settle = (): Promise<void> =>
-    done >= sent ? Promise.resolve() : new Promise((resolve) => waiters.push({ seq: sent, resolve }));
+  const send = () => {
+    if (written === null) return;
+    const files = queued;
+    const { resolve } = written;
+    queued = [];
+    written = null;
+    worker ??= start();
+    sent++;
+    waiters.push({ seq: sent, resolve });
+    worker.postMessage({ seq: sent, files });
+  };
+  const settle = (): Promise<void> => {
+    send();
+    return done >= sent ? Promise.resolve() : new Promise((resolve) => waiters.push({ seq: sent, resolve }));
+  };
 
   return {
-    write(files) {
-      for (const [id] of files) {
-        if (!isReceiptId(id)) throw new TypeError(`receipt files: ${JSON.stringify(id)} is not a receipt id`);
+    write(id, text) {
+      if (!isReceiptId(id)) throw new TypeError(`receipt files: ${JSON.stringify(id)} is not a receipt id`);
+      if (written === null) {
+        written = Promise.withResolvers<void>();
+        setImmediate(send);
       }
-      if (files.length === 0) return;
-      worker ??= start();
-      sent++;
-      worker.postMessage({ seq: sent, files });
+      queued.push([id, text]);
+      return written.promise;
     },
     settle,
     async close() {

@@ -28,9 +28,10 @@ function heldWriter(dir: () => string): ReceiptFileWriter & { release(): void; h
     get held() {
       return held.length;
     },
-    write(files: ReadonlyArray<readonly [string, string]>) {
-      if (real) real.write(files);
-      else held.push(...files);
+    write(id: string, text: string) {
+      if (real) return real.write(id, text);
+      held.push([id, text]);
+      return gate.then(() => real?.settle());
     },
     async settle() {
       if (held.length > 0) await gate;
@@ -42,7 +43,7 @@ function heldWriter(dir: () => string): ReceiptFileWriter & { release(): void; h
     },
     release() {
       real = createReceiptFileWriter(dir());
-      real.write(held);
+      for (const [id, text] of held) void real.write(id, text);
       held = [];
       released();
     },
@@ -64,7 +65,7 @@ describe('receipt files off the request path', () => {
     );
     expect(answer.status).toBe(200);
     const { receipt_id: id } = (await answer.json()) as { receipt_id: string };
-    // Files go to the writer after the answers of the same turn of the event loop.
+    // The ledger hands the file to its writer once the receipt is durable; the writer batches it with its turn.
     await vi.waitFor(() => expect(writer.held).toBe(1));
     const file = join(dataDir, 'receipts', `${id}.json`);
     expect(existsSync(file)).toBe(false);

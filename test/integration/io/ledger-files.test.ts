@@ -32,8 +32,9 @@ function dyingWriter(): ReceiptFileWriter & { queued: string[] } {
   const queued: string[] = [];
   return {
     queued,
-    write: (files) => {
-      for (const [id] of files) queued.push(id);
+    write: (id) => {
+      queued.push(id);
+      return new Promise(() => {});
     },
     settle: () => (queued.length === 0 ? Promise.resolve() : new Promise(() => {})),
     close: () => new Promise(() => {}),
@@ -62,7 +63,7 @@ describe('receipt files after the answer', () => {
     const issued = await first.ledger.issue(unsigned, { row, observation: null, attached: null });
     // The signature covers the same RFC 8785 bytes as the one-object path.
     expect(issued).toEqual(signReceipt(unsigned, signer));
-    // Files go to the writer after the answers of the same turn of the event loop.
+    // The ledger hands the file to its writer once the receipt is durable; the writer batches it with its turn.
     await vi.waitFor(() => expect(writer.queued).toEqual([ID]));
     expect(existsSync(join(dir, 'receipts', `${ID}.json`))).toBe(false);
     expect(await first.ledger.get(ID)).toEqual(issued);
