@@ -74,8 +74,8 @@ async function localCounters(store: IntegratorStore, journal: Journal, now: () =
     tail,
     meter: meterPort(meter),
     rate: ratePort(rate),
-    attachment: (use: HostedUse, keyId: string): unknown => hostedUseRecord(use, keyId, null),
-    record: (use: HostedUse, keyId: string) => recordHostedUse(journal, use, keyId, null),
+    attachment: (use: HostedUse, keyId: string): unknown => hostedUseRecord(use, keyId),
+    record: (use: HostedUse, keyId: string) => recordHostedUse(journal, use, keyId),
   };
 }
 

@@ -26,8 +26,11 @@ export type JournalTail = (
   options: { since?: string },
 ) => Promise<void>;
 
-/** The record of one use: journaled alone, or attached to its receipt's record (then `receipt` is null). */
-export function hostedUseRecord(use: HostedUse, keyId: string, receiptId: string | null): HostedUseRecord {
+/**
+ * The record of one use: journaled alone, or attached to its receipt's record. `receipt` is null in both: an
+ * attached use is inside its receipt's record, and a use journaled alone had no receipt (older journals may name one).
+ */
+export function hostedUseRecord(use: HostedUse, keyId: string): HostedUseRecord {
   return {
     v: 1,
     kind: 'hosted_use',
@@ -35,7 +38,7 @@ export function hostedUseRecord(use: HostedUse, keyId: string, receiptId: string
     integrator: use.integrator,
     key: keyId,
     end_user: use.endUser,
-    receipt: receiptId,
+    receipt: null,
   };
 }
 
@@ -44,9 +47,8 @@ export async function recordHostedUse(
   journal: Pick<Journal, 'append'>,
   use: HostedUse,
   keyId: string,
-  receiptId: string | null,
 ): Promise<void> {
-  await journal.append(hostedUseRecord(use, keyId, receiptId));
+  await journal.append(hostedUseRecord(use, keyId));
 }
 
 /**

@@ -45,7 +45,7 @@ async function use(integrator: string, month: string, count: number, endUser: st
     Array.from({ length: count }, async () => {
       const reserved = meter.reserve(integrator, 10n ** 15n, endUser);
       if (!reserved.ok) throw new Error('refused');
-      await recordHostedUse(journal, reserved.use, 'k', null);
+      await recordHostedUse(journal, reserved.use, 'k');
     }),
   );
 }
