@@ -6,17 +6,11 @@
  * Writes are queued and flushed in batches: the journal already made them durable, and a multi-row insert costs
  * about what a single one does.
  */
-import {
-  type DuckDBConnection,
-  DuckDBInstance,
-  type DuckDBPreparedStatement,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
 import type { HostObservation } from '../core/reputation.ts';
 import {
-  insertChunk,
   serialFlush,
   toHostCheck,
   toListing,
@@ -24,6 +18,7 @@ import {
   toReceiptSummary,
   toStoredObservation,
 } from './_store-rows.ts';
+import { createIndexWrites, type ObservationRow } from './duckdb-index-writes.ts';
 import { createRecentPaidCalls, RECENT_KEPT, type RecentPaidCalls } from './recent-paid-calls.ts';
 import {
   hostOf,
@@ -58,11 +53,6 @@ ALTER TABLE paid_calls ADD COLUMN IF NOT EXISTS why VARCHAR;
 CREATE INDEX IF NOT EXISTS paid_calls_by_service ON paid_calls (service_id);
 `;
 
-const RECEIPT_COLUMNS =
-  'id, type, issued_at, url, url_norm, method, verdict, reason, check_type, mode, tier, body, public_state, host';
-const OBSERVATION_COLUMNS =
-  'url_norm, method, observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to, host';
-
 const PAID_CALL_COLUMNS =
   'service_id, endpoint_url, host, task, called_at, price_atomic, network, pay_to, settlement_tx, delivered, ' +
   'known_answer, http_status, broken_on_seller_side, receipt_id, why';
@@ -81,12 +71,13 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   await db.run(SCHEMA);
   await addPublicState(db);
   await addHostColumns(db);
+  const writes = await createIndexWrites(db);
   // Imports run their transaction on a connection of their own, so index writes made meanwhile on `db` are never
   // part of it (nor lost with its rollback).
   const importDb = await instance.connect();
 
   let receiptQueue: ReceiptRow[] = [];
-  let observationQueue: Array<[string, HttpMethod, Observation]> = [];
+  let observationQueue: ObservationRow[] = [];
   let timer: ReturnType<typeof setTimeout> | null = null;
   const loaded = new Map<string, Observation[]>();
   const loading = new Map<string, Promise<Observation[]>>();
@@ -100,7 +91,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       key(String(row.url_norm), row.method === 'POST' ? 'POST' : 'GET'),
     ),
   );
-  let inFlight: Array<[string, HttpMethod, Observation]> = [];
+  let inFlight: ObservationRow[] = [];
 
   // One pass over what is queued when it starts: a flush waits for the rows queued before it, never for rows that
   // keep arriving under load (a loop until the queues are empty never ends while checks keep coming).
@@ -109,12 +100,8 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     inFlight = observationQueue;
     receiptQueue = [];
     observationQueue = [];
-    for (let i = 0; i < receipts.length; i += CHUNK) {
-      await insertChunk(receipts.slice(i, i + CHUNK), (rows) => insertReceipts(db, rows));
-    }
-    for (let i = 0; i < inFlight.length; i += CHUNK) {
-      await insertChunk(inFlight.slice(i, i + CHUNK), (rows) => insertObservations(db, rows));
-    }
+    await writes.receipts(receipts);
+    await writes.observations(inFlight);
     inFlight = [];
   };
   /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
@@ -368,62 +355,6 @@ export async function select(db: DuckDBConnection, sql: string, values: DuckDBVa
   return reader.getRowObjectsJS() as Array<Record<string, unknown>>;
 }
 
-async function insertReceipts(db: DuckDBConnection, rows: ReceiptRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const values: Array<string | boolean | null> = [];
-  for (const r of rows) {
-    values.push(
-      r.id,
-      r.type,
-      r.issuedAt,
-      r.url,
-      r.urlNorm,
-      r.method,
-      r.verdict,
-      r.reason,
-      r.checkType,
-      r.mode,
-    );
-    values.push(r.tier, r.bodyJson ?? JSON.stringify(r.body), isPublicState(r.body), hostOf(r.urlNorm));
-  }
-  const tuple = `(${Array(14).fill('?').join(',')})`;
-  const sql = `INSERT OR IGNORE INTO receipts (${RECEIPT_COLUMNS}) VALUES ${rows.map(() => tuple).join(',')}`;
-  if (rows.length !== CHUNK) {
-    const once = await db.prepare(sql);
-    try {
-      bindPlain(once, values);
-      await once.run();
-    } finally {
-      once.destroySync();
-    }
-    return;
-  }
-  // A full chunk is the common case under load: its statement is parsed and planned once per connection.
-  let prepared = fullChunkInserts.get(db);
-  if (!prepared) {
-    prepared = await db.prepare(sql);
-    fullChunkInserts.set(db, prepared);
-  }
-  bindPlain(prepared, values);
-  await prepared.run();
-}
-
-/**
- * Binds text, booleans and nulls straight to DuckDB's typed binders. `bind(values)` infers a type and builds a
- * value object per parameter on the event loop, which made a flush of 200 receipts (2,800 parameters) hold the
- * loop for milliseconds while checks waited behind it.
- */
-function bindPlain(statement: DuckDBPreparedStatement, values: ReadonlyArray<string | boolean | null>): void {
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i] ?? null;
-    if (value === null) statement.bindNull(i + 1);
-    else if (typeof value === 'boolean') statement.bindBoolean(i + 1, value);
-    else statement.bindVarchar(i + 1, value);
-  }
-}
-
-const fullChunkInserts = new WeakMap<DuckDBConnection, DuckDBPreparedStatement>();
-
 /**
  * Databases made before `public_state` existed get the column, filled from each receipt by the one rule
  * (`core/public-state.ts`): the rule reads the signed receipt, so SQL never restates it.
@@ -475,29 +406,6 @@ async function addHostColumns(db: DuckDBConnection): Promise<void> {
     }
     await db.run(`CREATE INDEX IF NOT EXISTS ${table}_by_host ON ${table} (host)`);
   }
-}
-
-async function insertObservations(db: DuckDBConnection, rows: Array<[string, HttpMethod, Observation]>) {
-  if (rows.length === 0) return;
-  const values: DuckDBValue[] = [];
-  for (const [urlNorm, method, o] of rows) {
-    values.push(
-      urlNorm,
-      method,
-      o.observed_at,
-      o.http_status,
-      double(o.price_usd),
-      o.amount_atomic,
-      o.network,
-      o.asset,
-    );
-    values.push(o.pay_to, hostOf(urlNorm));
-  }
-  const tuple = '(?, ?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?, ?)';
-  await db.run(
-    `INSERT OR IGNORE INTO observations (${OBSERVATION_COLUMNS}) VALUES ${rows.map(() => tuple).join(',')}`,
-    values,
-  );
 }
 
 async function insertListings(db: DuckDBConnection, rows: Array<Listing & { urlNorm: string }>) {

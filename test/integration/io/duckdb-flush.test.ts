@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openDuckDbStore } from '../../../io/duckdb-store.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 
@@ -39,4 +39,49 @@ describe('the DuckDB index under a steady stream of receipts', () => {
     );
     await store.close();
   }, 20_000);
+});
+
+describe('the DuckDB index writes (staged through an appender)', () => {
+  it('keeps the first copy of an id, skips a row the table refuses without losing the others, and keeps odd values', async () => {
+    const path = join(dir, 'staged.duckdb');
+    const store = await openDuckDbStore(path);
+    const at = '2026-11-24T09:00:00.000Z';
+    const first = checkRow('sc-staged-first-aaaaaaaaaaaaaaaa', 'https://staged.example/a', 'pay', at);
+    store.indexReceipts([first]);
+    await store.flush();
+    const logged: unknown[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args) => void logged.push(args));
+    const again = { ...first, body: { ...first.body, verdict: 'skip' } };
+    // A row without its issue time breaks the table's NOT NULL: only that row stays out.
+    const refused = {
+      ...checkRow('sc-staged-refused-aaaaaaaaaaaaaa', 'https://staged.example/b', 'pay', at),
+    };
+    refused.issuedAt = null as unknown as string;
+    // No status, a price no 64-bit integer holds, no terms: kept as they are.
+    const odd = {
+      observed_at: at,
+      http_status: null,
+      price_usd: 1e71,
+      amount_atomic: '1'.repeat(80),
+      network: null,
+      asset: null,
+      pay_to: null,
+    };
+    const good = checkRow('sc-staged-good-aaaaaaaaaaaaaaaaa', 'https://staged.example/c', 'skip', at);
+    store.indexReceipts([again, refused, good]);
+    store.addObservation('https://staged.example/a', 'GET', odd);
+    await store.flush();
+    spy.mockRestore();
+    await store.close();
+
+    const reopened = await openDuckDbStore(path);
+    expect((await reopened.receipt(first.id))?.verdict).toBe('pay');
+    expect(await reopened.receipt(refused.id)).toBeNull();
+    expect((await reopened.receipt(good.id))?.verdict).toBe('skip');
+    expect(logged.map((args) => String((args as unknown[])[0]))).toEqual([
+      '[spotcheck] [store] row not indexed in receipts',
+    ]);
+    expect(await reopened.observations('https://staged.example/a', 'GET')).toEqual([odd]);
+    await reopened.close();
+  });
 });

@@ -1,0 +1,144 @@
+/**
+ * How the DuckDB store writes its queued receipt and observation rows: through an appender into a staging table of
+ * the connection's own (`temp`, no keys, no indexes), then into the indexed table in one `INSERT OR IGNORE ... SELECT`.
+ *
+ * A multi-row `INSERT ... VALUES` with bound parameters cost about 105 µs of CPU per receipt row (150 µs with its
+ * signed text), nearly all of it DuckDB parsing, binding and planning 2,800 parameters per 200 rows; the appender
+ * path costs about 25 µs (50 µs with the text), measured on 20,000 rows. When the staged statement fails (a row the
+ * table refuses), the rows go in one by one instead, so one bad row does not keep the others out; it stays in the
+ * journal and its file.
+ */
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import type { HttpMethod, Observation } from '../core/model.ts';
+import { isPublicState } from '../core/public-state.ts';
+import { hostOf, type ReceiptRow } from './store.ts';
+
+export const RECEIPT_COLUMNS =
+  'id, type, issued_at, url, url_norm, method, verdict, reason, check_type, mode, tier, body, public_state, host';
+export const OBSERVATION_COLUMNS =
+  'url_norm, method, observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to, host';
+
+/** An observation row as queued: the endpoint, its method and what was observed. */
+export type ObservationRow = [urlNorm: string, method: HttpMethod, observation: Observation];
+
+/** Rows appended between two yields to the event loop: a flush of thousands of rows never holds it for long. */
+const SLICE = 500;
+
+/** The two row kinds the store queues, each with its table, staging table and the appends of one row. */
+const RECEIPTS = {
+  table: 'receipts',
+  stage: 'receipts_stage',
+  columns: RECEIPT_COLUMNS,
+  append(appender: DuckDBAppender, r: ReceiptRow) {
+    appender.appendVarchar(r.id);
+    appender.appendVarchar(r.type);
+    appender.appendVarchar(r.issuedAt);
+    text(appender, r.url);
+    text(appender, r.urlNorm);
+    text(appender, r.method);
+    text(appender, r.verdict);
+    text(appender, r.reason);
+    text(appender, r.checkType);
+    text(appender, r.mode);
+    appender.appendVarchar(r.tier);
+    appender.appendVarchar(r.bodyJson ?? JSON.stringify(r.body));
+    appender.appendBoolean(isPublicState(r.body));
+    text(appender, hostOf(r.urlNorm));
+  },
+};
+
+const OBSERVATIONS = {
+  table: 'observations',
+  stage: 'observations_stage',
+  columns: OBSERVATION_COLUMNS,
+  append(appender: DuckDBAppender, [urlNorm, method, o]: ObservationRow) {
+    appender.appendVarchar(urlNorm);
+    appender.appendVarchar(method);
+    appender.appendVarchar(o.observed_at);
+    if (o.http_status === null) appender.appendNull();
+    else appender.appendInteger(o.http_status);
+    // Not finite is unknown; a finite double of any size fits (1e71 from a hostile challenge included).
+    if (o.price_usd === null || !Number.isFinite(o.price_usd)) appender.appendNull();
+    else appender.appendDouble(o.price_usd);
+    text(appender, o.amount_atomic);
+    text(appender, o.network);
+    text(appender, o.asset);
+    text(appender, o.pay_to);
+    text(appender, hostOf(urlNorm));
+  },
+};
+
+type Kind<T> = {
+  table: string;
+  stage: string;
+  columns: string;
+  append(appender: DuckDBAppender, row: T): void;
+};
+
+/** The index writes of one connection (the store's own; staging tables are visible to it alone). */
+export type IndexWrites = {
+  receipts(rows: ReceiptRow[]): Promise<void>;
+  observations(rows: ObservationRow[]): Promise<void>;
+};
+
+/** Creates the staging tables on `db` (after the schema exists) and returns its writers. Calls must not overlap. */
+export async function createIndexWrites(db: DuckDBConnection): Promise<IndexWrites> {
+  for (const kind of [RECEIPTS, OBSERVATIONS]) {
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE ${kind.stage} AS SELECT ${kind.columns} FROM ${kind.table} LIMIT 0`,
+    );
+  }
+  return {
+    receipts: (rows) => write(db, RECEIPTS, rows),
+    observations: (rows) => write(db, OBSERVATIONS, rows),
+  };
+}
+
+async function write<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Promise<void> {
+  if (rows.length === 0) return;
+  try {
+    const appender = await db.createAppender(kind.stage, 'main', 'temp');
+    try {
+      for (let i = 0; i < rows.length; i++) {
+        kind.append(appender, rows[i] as T);
+        appender.endRow();
+        if ((i + 1) % SLICE === 0) await yieldToEventLoop();
+      }
+    } finally {
+      appender.closeSync();
+    }
+    await db.run(`INSERT OR IGNORE INTO ${kind.table} (${kind.columns}) SELECT * FROM temp.${kind.stage}`);
+  } catch {
+    await db.run(`DELETE FROM temp.${kind.stage}`);
+    await oneByOne(db, kind, rows);
+    return;
+  }
+  await db.run(`DELETE FROM temp.${kind.stage}`);
+}
+
+/** The fallback: each row in a statement of its own, a refused row logged and skipped. */
+async function oneByOne<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Promise<void> {
+  for (const row of rows) {
+    try {
+      const appender = await db.createAppender(kind.stage, 'main', 'temp');
+      try {
+        kind.append(appender, row);
+        appender.endRow();
+      } finally {
+        appender.closeSync();
+      }
+      await db.run(`INSERT OR IGNORE INTO ${kind.table} (${kind.columns}) SELECT * FROM temp.${kind.stage}`);
+    } catch (error) {
+      console.error(`[spotcheck] [store] row not indexed in ${kind.table}`, error);
+    } finally {
+      await db.run(`DELETE FROM temp.${kind.stage}`);
+    }
+  }
+}
+
+function text(appender: DuckDBAppender, value: string | null): void {
+  if (value === null) appender.appendNull();
+  else appender.appendVarchar(value);
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
