@@ -11,12 +11,13 @@
  */
 
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FLEET_WALLET } from '../sandbox/sellers/constants.ts';
 import type { FleetHost } from './_lib/crawl-fleet.ts';
 import { type CrawlMeasured, crawlNodeFlags } from './_lib/crawl-process.ts';
+import { removeLater } from './_lib/processes.ts';
 import { intEnv, type Result } from './_lib/result.ts';
 
 /** Forks a bench helper under tsx. */
@@ -165,6 +166,6 @@ export async function run(): Promise<Result> {
     };
   } finally {
     for (const child of children) child.kill();
-    await rm(dir, { recursive: true, force: true });
+    removeLater(dir);
   }
 }

@@ -6,7 +6,7 @@
  * server: it folds the journal into the usage snapshot, then signs and writes a JSON invoice and a PDF per
  * integrator. That call is timed; the totals are checked against the band rule.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +15,7 @@ import { openIntegratorStore } from '../io/integrator-store.ts';
 import { issueInvoices } from '../io/invoices.ts';
 import { createJournal, readJournal } from '../io/journal.ts';
 import { loadSigningKeys } from '../io/keys.ts';
+import { removeLater } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 
 const TARGET_S = 30;
@@ -81,6 +82,6 @@ export async function run(): Promise<Result> {
       ],
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    removeLater(dir);
   }
 }

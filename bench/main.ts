@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { postgresMissing } from '../test/helpers/postgres.ts';
+import { removeLeftovers } from './_lib/processes.ts';
 import { type BenchModule, type Result, targetText, verdictOf } from './_lib/result.ts';
 
 type Entry = { name: string; load: () => Promise<BenchModule | null>; timeoutMs?: number };
@@ -80,6 +81,7 @@ for (const entry of chosen) {
 }
 
 printSummary(results);
+await removeLeftovers();
 if (jsonFile) await writeFile(jsonFile, `${JSON.stringify({ machine, results }, null, 2)}\n`);
 if (failures.length > 0) console.error(`\nfailed: ${failures.join(', ')}`);
 // Sockets of stopped servers may linger in TIME_WAIT handles; the benches are done, so leave now.

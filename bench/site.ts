@@ -5,7 +5,7 @@
  * the weight over the wire (gzip) of the home and skip pages, which load no JavaScript.
  */
 import { spawn } from 'node:child_process';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { checkRow } from '../test/fixtures/check-row.ts';
 import { writeCrawlFixture } from '../test/fixtures/crawl-run.ts';
 import { startTestService } from '../test/helpers/service.ts';
-import { tempDataDir } from './_lib/processes.ts';
+import { removeLater, tempDataDir } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { summarize } from './_lib/stats.ts';
 import { describePeaks, type TreeRss, watchTreeRss } from './_lib/tree-rss.ts';
@@ -101,7 +101,7 @@ export async function run(): Promise<Result> {
       ],
     };
   } finally {
-    await rm(data.dir, { recursive: true, force: true });
+    removeLater(data.dir);
   }
 }
 
