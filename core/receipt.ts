@@ -72,16 +72,37 @@ const UTF8 = new TextEncoder();
  * @example signReceiptJson({ id: 'sc-…' }, signer).json // '{"id":"sc-…","kid":"k1","signature":"…"}'
  */
 export function signReceiptJson<T extends object>(unsigned: T, signer: Signer): SignedReceipt<T> {
+  const withKid = receiptWithKid(unsigned, signer.kid);
+  return signCanonical(withKid, canonicalJson(withKid), signer);
+}
+
+/**
+ * The members a signature covers: the receipt with its `kid`, without any stale `signature`. Its
+ * {@link canonicalJson} is what {@link signCanonical} signs.
+ * @example canonicalJson(receiptWithKid(unsigned, signer.kid))
+ */
+export function receiptWithKid<T extends object>(unsigned: T, kid: string): T & { kid: string } {
   const { signature: _stale, ...rest } = unsigned as Record<string, unknown>;
-  const withKid = { ...rest, kid: signer.kid };
-  const text = canonicalJson(withKid);
+  return { ...rest, kid } as T & { kid: string };
+}
+
+/**
+ * {@link signReceiptJson} for a receipt canonicalized already (the crawl does it on its assembly thread): `text`
+ * must be `canonicalJson(withKid)`, which is not recomputed here, and `withKid.kid` the signer's.
+ */
+export function signCanonical<T extends object>(
+  withKid: T & { kid: string },
+  text: string,
+  signer: Signer,
+): SignedReceipt<T> {
+  if (withKid.kid !== signer.kid) throw new RangeError('signCanonical: the receipt names another key');
   const signature = signer.sign(UTF8.encode(text));
   if (signature.length !== 64) {
     throw new RangeError(`signReceipt: signer returned ${signature.length} bytes, Ed25519 gives 64`);
   }
   const encoded = base64url(signature);
   return {
-    receipt: { ...withKid, signature: encoded } as T & SignatureFields,
+    receipt: { ...withKid, signature: encoded } as unknown as T & SignatureFields,
     json: `${text.slice(0, -1)},"signature":"${encoded}"}`,
   };
 }

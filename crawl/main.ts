@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runPaths } from '../io/crawl-runs.ts';
 import { RunLockedError } from '../io/run-lock.ts';
+import { createAssemblyThread } from './assembly.ts';
 import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
 import { NothingToResumeError, runCrawl } from './run.ts';
 import { parseSourceConfig, readSource, type SourceSpec, sourceSpecOf } from './sources/read-source.ts';
@@ -52,9 +53,12 @@ try {
         );
   const deps = await cliDeps(process.env);
   const paths = runPaths(deps.config.dataDir, 'crawl');
+  // Checks are assembled on a thread of their own, so the event loop stays free for the probes (crawl/assembly.ts).
+  const assembly = createAssemblyThread();
   const result = await runCrawl(
     {
       ...deps.endpoint,
+      assemble: assembly.assemble,
       paths,
       readSources: () => Promise.all(specs.map((spec) => readSource(deps.fetchJson, spec))),
       monotonic: deps.monotonic,
@@ -62,7 +66,7 @@ try {
       log: (line) => console.error(`crawl: ${line}`),
     },
     options,
-  );
+  ).finally(() => assembly.close());
   const dir = join(paths.root, result.pointer.path);
   console.log(
     [

@@ -1,14 +1,15 @@
 /**
  * One endpoint of a crawl, start to signed receipt (spec §2.10 "method"): one unpaid probe through the SSRF-gated
  * prober, GET or POST as listed; the listing's example query only when the bare URL answered 4xx; the check
- * assembled by the same engine as the live check (`core/check-answer.ts`) against the listing; signed.
+ * assembled by the same engine as the live check (`core/check-answer.ts`) against the listing (`crawl/assembly.ts`);
+ * signed here, where the key is.
  */
-import { assembleCheck } from '../core/check-answer.ts';
-import { type CrawlFacts, crawlContext, crawlFactsOf } from '../core/crawl-facts.ts';
+import type { CrawlFacts } from '../core/crawl-facts.ts';
 import type { PlannedEndpoint } from '../core/crawl-plan.ts';
 import type { ProbeOutcome } from '../core/model.ts';
-import { newReceiptId, type Signer, signReceiptJson } from '../core/receipt.ts';
+import { newReceiptId, type Signer, signCanonical } from '../core/receipt.ts';
 import type { Prober } from '../io/prober.ts';
+import { type Assemble, assembleInline } from './assembly.ts';
 
 /** What probing one endpoint needs. */
 export type EndpointDeps = {
@@ -19,6 +20,8 @@ export type EndpointDeps = {
   baseUrl: string;
   runId: string;
   origin: 'crawl' | 'bazaar';
+  /** Where the check is assembled and canonicalized (default: inline; `npm run crawl`: its assembly thread). */
+  assemble?: Assemble;
 };
 
 /**
@@ -48,34 +51,20 @@ export async function probeEndpoint(deps: EndpointDeps, endpoint: PlannedEndpoin
       example.body === null ? {} : { body: example.body },
     );
   }
-  const now = deps.now();
-  const check = assembleCheck({
+  const { withKid, text, facts } = await (deps.assemble ?? assembleInline)({
     outcome,
-    cached: false,
-    cacheTtlS: 0,
-    request: {
-      url,
-      method: endpoint.method,
-      claimedPrice: null,
-      payTo: null,
-      network: null,
-      checkExpiry: false,
-      skewS: 30,
-    },
-    mode: 'live',
-    checkType: 'dry-run',
-    listing: endpoint.listing,
-    previous: [],
-    now,
+    url,
+    example: used ? example.context : null,
+    endpoint,
+    now: deps.now().getTime(),
     id: newReceiptId('sc-', deps.random),
     baseUrl: deps.baseUrl,
-    context: {
-      ...crawlContext(deps.runId, deps.origin, endpoint),
-      ...(used ? example.context : {}),
-    },
+    runId: deps.runId,
+    origin: deps.origin,
+    kid: deps.signer.kid,
   });
-  const { receipt, json } = signReceiptJson(check.unsigned, deps.signer);
-  return { facts: crawlFactsOf(check, endpoint), receipt, json };
+  const { receipt, json } = signCanonical(withKid, text, deps.signer);
+  return { facts, receipt, json };
 }
 
 /** A 4xx other than 402: the seller may validate its input before its paywall (x402-notes §9.7). */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { parseCidrList } from '../../core/ssrf.ts';
+import { createAssemblyThread } from '../../crawl/assembly.ts';
 import { CRAWL_TIMEOUT_MS } from '../../crawl/cli-deps.ts';
 import { runCrawl } from '../../crawl/run.ts';
 import { readSource } from '../../crawl/sources/read-source.ts';
@@ -59,10 +60,13 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
   });
   gc.observe({ entryTypes: ['gc'] });
   const t0 = performance.now();
+  // As `npm run crawl` does (crawl/main.ts): checks assembled on their own thread.
+  const assembly = createAssemblyThread();
   const result = await runCrawl(
     {
       prober: createProber({ allow: parseCidrList('127.0.0.0/8'), timeoutMs: CRAWL_TIMEOUT_MS }),
       signer,
+      assemble: assembly.assemble,
       now: () => new Date(),
       // Receipt ids: one call into the CSPRNG per 256 ids (io/random-pool.ts), not one per probe.
       random: pooledRandom(),
@@ -100,7 +104,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
       },
     },
     { resume: false, concurrency: null, limit: null },
-  );
+  ).finally(() => assembly.close());
   gc.disconnect();
   return {
     type: 'measured',
