@@ -25,7 +25,7 @@ export type ObservationRow = [urlNorm: string, method: HttpMethod, observation: 
 const SLICE = 500;
 
 /** The two row kinds the store queues, each with its table, staging table and the appends of one row. */
-const RECEIPTS = {
+const RECEIPTS: Kind<ReceiptRow> = {
   table: 'receipts',
   stage: 'receipts_stage',
   columns: RECEIPT_COLUMNS,
@@ -47,7 +47,7 @@ const RECEIPTS = {
   },
 };
 
-const OBSERVATIONS = {
+const OBSERVATIONS: Kind<ObservationRow> = {
   table: 'observations',
   stage: 'observations_stage',
   columns: OBSERVATION_COLUMNS,
@@ -83,11 +83,7 @@ export type IndexWrites = {
 
 /** Creates the staging tables on `db` (after the schema exists) and returns its writers. Calls must not overlap. */
 export async function createIndexWrites(db: DuckDBConnection): Promise<IndexWrites> {
-  for (const kind of [RECEIPTS, OBSERVATIONS]) {
-    await db.run(
-      `CREATE OR REPLACE TEMP TABLE ${kind.stage} AS SELECT ${kind.columns} FROM ${kind.table} LIMIT 0`,
-    );
-  }
+  for (const kind of [RECEIPTS, OBSERVATIONS]) await emptyStage(db, kind);
   return {
     receipts: (rows) => write(db, RECEIPTS, rows),
     observations: (rows) => write(db, OBSERVATIONS, rows),
@@ -109,11 +105,21 @@ async function write<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Promise
     }
     await db.run(`INSERT OR IGNORE INTO ${kind.table} (${kind.columns}) SELECT * FROM temp.${kind.stage}`);
   } catch {
-    await db.run(`DELETE FROM temp.${kind.stage}`);
+    await emptyStage(db, kind);
     await oneByOne(db, kind, rows);
     return;
   }
-  await db.run(`DELETE FROM temp.${kind.stage}`);
+  await emptyStage(db, kind);
+}
+
+/**
+ * Makes the staging table anew and empty. Made anew, not emptied with DELETE: DuckDB keeps the memory of rows deleted
+ * from a temporary table, so the service grew by every receipt's text (60,000 rows of 3 KB: 391 MiB of RSS against 228).
+ */
+async function emptyStage(db: DuckDBConnection, kind: Omit<Kind<never>, 'append'>): Promise<void> {
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE ${kind.stage} AS SELECT ${kind.columns} FROM ${kind.table} LIMIT 0`,
+  );
 }
 
 /** The fallback: each row in a statement of its own, a refused row logged and skipped. */
@@ -131,7 +137,7 @@ async function oneByOne<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Prom
     } catch (error) {
       console.error(`[spotcheck] [store] row not indexed in ${kind.table}`, error);
     } finally {
-      await db.run(`DELETE FROM temp.${kind.stage}`);
+      await emptyStage(db, kind);
     }
   }
 }
