@@ -58,6 +58,8 @@ const PAID_CALL_COLUMNS =
   'known_answer, http_status, broken_on_seller_side, receipt_id, why';
 
 const CHUNK = 200;
+/** Listings the in-memory cache takes between two yields to the event loop while an import replaces it. */
+const LISTING_SLICE = 2000;
 /** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
  *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
 const FLUSH_EVERY_MS = 1000;
@@ -81,7 +83,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
   let timer: ReturnType<typeof setTimeout> | null = null;
   const loaded = new Map<string, Observation[]>();
   const loading = new Map<string, Promise<Observation[]>>();
-  const listings = await loadListings(db);
+  let listings = await loadListings(db);
   const recentCalls = await loadRecentPaidCalls(db);
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
 
@@ -119,6 +121,53 @@ export async function openDuckDbStore(path: string): Promise<Store> {
       flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
     }, FLUSH_EVERY_MS);
     if (receiptQueue.length + observationQueue.length >= FLUSH_AT_ROWS) void flush().catch(() => {});
+  };
+
+  let importing: Promise<unknown> = Promise.resolve();
+  /** Replaces the listings of each source in `rows`, in the table and then in the cache. */
+  const importNow = async (rows: Parameters<Store['importListings']>[0]): Promise<number> => {
+    const sources = [...new Set(rows.map((row) => row.source))];
+    await importDb.run('BEGIN TRANSACTION');
+    try {
+      for (const source of sources) await importDb.run('DELETE FROM listings WHERE source = ?', [source]);
+      for (let i = 0; i < rows.length; i += CHUNK) await insertListings(importDb, rows.slice(i, i + CHUNK));
+      await importDb.run('COMMIT');
+    } catch (error) {
+      await importDb.run('ROLLBACK');
+      throw error;
+    }
+    // The cache follows the same replacement in memory: reading every listing back would hold the event loop
+    // for as long as the conversion of the whole table takes (bench/crawl-ingest.ts). The new cache is built
+    // beside the old one a slice at a time, then takes its place at once: a check meanwhile sees the old listings
+    // or the new ones, never a mix.
+    const replaced = new Set(sources);
+    const next = new Map<string, Listing[]>();
+    let n = 0;
+    for (const [url, list] of listings) {
+      const kept = list.some((l) => replaced.has(l.source))
+        ? list.filter((l) => !replaced.has(l.source))
+        : list;
+      if (kept.length > 0) next.set(url, kept);
+      if (++n % LISTING_SLICE === 0) await yieldToEventLoop();
+    }
+    const unique = new Map(rows.map((l) => [`${l.source}\u0000${l.method}\u0000${l.urlNorm}`, l]));
+    for (const l of unique.values()) {
+      const list = next.get(l.urlNorm);
+      const listing: Listing = {
+        url: l.url,
+        method: l.method,
+        priceUsd: storedDouble(l.priceUsd),
+        network: l.network,
+        asset: l.asset,
+        payTo: l.payTo,
+        source: l.source,
+      };
+      // A list shared with the old cache is copied before it changes.
+      next.set(l.urlNorm, list === undefined ? [listing] : [...list, listing]);
+      if (++n % LISTING_SLICE === 0) await yieldToEventLoop();
+    }
+    listings = next;
+    return rows.length;
   };
 
   return {
@@ -198,41 +247,11 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     async listing(urlNorm, method) {
       return pickListing(listings.get(urlNorm) ?? [], method);
     },
-    async importListings(rows) {
-      const sources = [...new Set(rows.map((row) => row.source))];
-      await importDb.run('BEGIN TRANSACTION');
-      try {
-        for (const source of sources) await importDb.run('DELETE FROM listings WHERE source = ?', [source]);
-        for (let i = 0; i < rows.length; i += CHUNK) await insertListings(importDb, rows.slice(i, i + CHUNK));
-        await importDb.run('COMMIT');
-      } catch (error) {
-        await importDb.run('ROLLBACK');
-        throw error;
-      }
-      // The cache follows the same replacement in memory: reading every listing back would hold the event loop
-      // for as long as the conversion of the whole table takes (bench/crawl-ingest.ts).
-      const replaced = new Set(sources);
-      for (const [url, list] of listings) {
-        const kept = list.filter((l) => !replaced.has(l.source));
-        if (kept.length === list.length) continue;
-        if (kept.length === 0) listings.delete(url);
-        else listings.set(url, kept);
-      }
-      const unique = new Map(rows.map((l) => [`${l.source}\u0000${l.method}\u0000${l.urlNorm}`, l]));
-      for (const l of unique.values()) {
-        const list = listings.get(l.urlNorm) ?? [];
-        list.push({
-          url: l.url,
-          method: l.method,
-          priceUsd: storedDouble(l.priceUsd),
-          network: l.network,
-          asset: l.asset,
-          payTo: l.payTo,
-          source: l.source,
-        });
-        listings.set(l.urlNorm, list);
-      }
-      return rows.length;
+    importListings(rows) {
+      // One import at a time: each is a transaction on `importDb`, and each rebuilds the cache from the last one's.
+      const run = importing.then(() => importNow(rows));
+      importing = run.catch(() => {});
+      return run;
     },
     async addPaidCall(r) {
       // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
@@ -443,3 +462,5 @@ async function loadRecentPaidCalls(db: DuckDBConnection): Promise<RecentPaidCall
   for (const row of rows) recent.add(toPaidCall(row));
   return recent;
 }
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -181,4 +181,51 @@ describe('duckdb: listings kept in memory', () => {
       await store.close();
     }
   });
+
+  it('takes imports one at a time, and a check during one sees the old listings or the new ones, never a mix', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
+    dirs.push(dir);
+    const store = await openDuckDbStore(join(dir, 'db.duckdb'));
+    const many = (source: string, priceUsd: number) =>
+      Array.from({ length: 6000 }, (_, i) => ({
+        url: `https://seller-${i}.example/x`,
+        urlNorm: `https://seller-${i}.example/x`,
+        method: 'GET' as const,
+        priceUsd,
+        network: 'eip155:8453',
+        asset: null,
+        payTo: '0x1',
+        source,
+      }));
+    try {
+      await store.importListings(many('big', 0.01));
+      const first = 'https://seller-0.example/x';
+      const last = 'https://seller-5999.example/x';
+      const seen: string[] = [];
+      let importing = true;
+      const watch = async () => {
+        while (importing) {
+          const [a, b] = await Promise.all([store.listing(first, 'GET'), store.listing(last, 'GET')]);
+          seen.push(`${a?.priceUsd}/${b?.priceUsd}`);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      const watching = watch();
+      // Two at once: the second waits for the first, then replaces the same source again.
+      const counts = await Promise.all([
+        store.importListings(many('big', 0.02)),
+        store.importListings(many('big', 0.03)),
+      ]);
+      importing = false;
+      await watching;
+      expect(counts).toEqual([6000, 6000]);
+      // The imports yielded to the event loop many times, and each look saw one whole cache.
+      expect(seen.length).toBeGreaterThan(2);
+      expect(seen.filter((pair) => !['0.01/0.01', '0.02/0.02', '0.03/0.03'].includes(pair))).toEqual([]);
+      expect(seen).toContain('0.02/0.02');
+      expect((await store.listing(last, 'GET'))?.priceUsd).toBe(0.03);
+    } finally {
+      await store.close();
+    }
+  });
 });
