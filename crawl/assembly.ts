@@ -39,7 +39,7 @@ export type Assembled = {
   facts: CrawlFacts;
 };
 
-/** Assembles on the caller's thread. */
+/** Assembles one probed endpoint: inline ({@link assembleInline}) or on a thread ({@link createAssemblyThread}). */
 export type Assemble = (input: AssemblyInput) => Promise<Assembled>;
 
 /**

@@ -3,8 +3,10 @@
  * published runs in `<kind>/runs/<id>/`, and `<kind>/current.json` naming the published run readers use. The
  * crawl writes; the API and the site build only read, so none of them needs the server's database.
  */
+
 import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import * as v from 'valibot';
 import { syncDir, writeFileDurably } from './durable-file.ts';
 
@@ -146,7 +148,7 @@ export async function readNdjson(path: string): Promise<unknown[]> {
   const out: unknown[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    if (i % NDJSON_LINES_PER_TURN === 0 && i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (i % NDJSON_LINES_PER_TURN === 0 && i > 0) await yieldToEventLoop();
     const line = lines[i] as string;
     if (line.length === 0) continue;
     try {

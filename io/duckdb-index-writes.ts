@@ -8,6 +8,7 @@
  * table refuses), the rows go in one by one instead, so one bad row does not keep the others out; it stays in the
  * journal and its file.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
@@ -57,9 +58,10 @@ const OBSERVATIONS: Kind<ObservationRow> = {
     appender.appendVarchar(o.observed_at);
     if (o.http_status === null) appender.appendNull();
     else appender.appendInteger(o.http_status);
-    // Not finite is unknown; a finite double of any size fits (1e71 from a hostile challenge included).
-    if (o.price_usd === null || !Number.isFinite(o.price_usd)) appender.appendNull();
-    else appender.appendDouble(o.price_usd);
+    // A finite double of any size fits (1e71 from a hostile challenge included).
+    const price = storedDouble(o.price_usd);
+    if (price === null) appender.appendNull();
+    else appender.appendDouble(price);
     text(appender, o.amount_atomic);
     text(appender, o.network);
     text(appender, o.asset);
@@ -93,28 +95,37 @@ export async function createIndexWrites(db: DuckDBConnection): Promise<IndexWrit
 async function write<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Promise<void> {
   if (rows.length === 0) return;
   try {
-    const appender = await db.createAppender(kind.stage, 'main', 'temp');
-    try {
-      for (let i = 0; i < rows.length; i++) {
-        kind.append(appender, rows[i] as T);
-        appender.endRow();
-        if ((i + 1) % SLICE === 0) {
-          // Each slice is handed to DuckDB now: what the appender holds is copied out synchronously, and a close
-          // holding thousands of rows kept checks waiting for 10-20 ms (crawl-ingest profile).
-          appender.flushSync();
-          await yieldToEventLoop();
-        }
-      }
-    } finally {
-      appender.closeSync();
-    }
-    await db.run(`INSERT OR IGNORE INTO ${kind.table} (${kind.columns}) SELECT * FROM temp.${kind.stage}`);
+    await stageAndInsert(db, kind, rows);
   } catch {
-    await emptyStage(db, kind);
-    await oneByOne(db, kind, rows);
-    return;
+    // One row the table refuses fails the statement: the rows go in one by one, and only that row stays out.
+    for (const row of rows) {
+      await emptyStage(db, kind);
+      await stageAndInsert(db, kind, [row]).catch((error: unknown) =>
+        console.error(`[spotcheck] [store] row not indexed in ${kind.table}`, error),
+      );
+    }
   }
   await emptyStage(db, kind);
+}
+
+/** Appends `rows` to the staging table a slice at a time, then moves them into the indexed table. */
+async function stageAndInsert<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Promise<void> {
+  const appender = await db.createAppender(kind.stage, 'main', 'temp');
+  try {
+    for (let i = 0; i < rows.length; i++) {
+      kind.append(appender, rows[i] as T);
+      appender.endRow();
+      if ((i + 1) % SLICE === 0) {
+        // Each slice is handed to DuckDB now: what the appender holds is copied out synchronously, and a close
+        // holding thousands of rows kept checks waiting for 10-20 ms (crawl-ingest profile).
+        appender.flushSync();
+        await yieldToEventLoop();
+      }
+    }
+  } finally {
+    appender.closeSync();
+  }
+  await db.run(`INSERT OR IGNORE INTO ${kind.table} (${kind.columns}) SELECT * FROM temp.${kind.stage}`);
 }
 
 /**
@@ -127,29 +138,12 @@ async function emptyStage(db: DuckDBConnection, kind: Omit<Kind<never>, 'append'
   );
 }
 
-/** The fallback: each row in a statement of its own, a refused row logged and skipped. */
-async function oneByOne<T>(db: DuckDBConnection, kind: Kind<T>, rows: T[]): Promise<void> {
-  for (const row of rows) {
-    try {
-      const appender = await db.createAppender(kind.stage, 'main', 'temp');
-      try {
-        kind.append(appender, row);
-        appender.endRow();
-      } finally {
-        appender.closeSync();
-      }
-      await db.run(`INSERT OR IGNORE INTO ${kind.table} (${kind.columns}) SELECT * FROM temp.${kind.stage}`);
-    } catch (error) {
-      console.error(`[spotcheck] [store] row not indexed in ${kind.table}`, error);
-    } finally {
-      await emptyStage(db, kind);
-    }
-  }
+/** A price as the tables keep it: not finite is unknown. */
+export function storedDouble(value: number | null): number | null {
+  return value === null || !Number.isFinite(value) ? null : value;
 }
 
 function text(appender: DuckDBAppender, value: string | null): void {
   if (value === null) appender.appendNull();
   else appender.appendVarchar(value);
 }
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

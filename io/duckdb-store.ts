@@ -6,6 +6,7 @@
  * Writes are queued and flushed in batches: the journal already made them durable, and a multi-row insert costs
  * about what a single one does.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
@@ -18,7 +19,7 @@ import {
   toReceiptSummary,
   toStoredObservation,
 } from './_store-rows.ts';
-import { createIndexWrites, type ObservationRow } from './duckdb-index-writes.ts';
+import { createIndexWrites, type ObservationRow, storedDouble } from './duckdb-index-writes.ts';
 import { createRecentPaidCalls, RECENT_KEPT, type RecentPaidCalls } from './recent-paid-calls.ts';
 import {
   hostOf,
@@ -363,11 +364,6 @@ function double(value: number | null): string | null {
   return value === null || !Number.isFinite(value) ? null : String(value);
 }
 
-/** A price as the table keeps it (see {@link double}): not finite is unknown. */
-function storedDouble(value: number | null): number | null {
-  return value === null || !Number.isFinite(value) ? null : value;
-}
-
 /** Runs a query and returns its rows as plain objects. */
 export async function select(db: DuckDBConnection, sql: string, values: DuckDBValue[]) {
   const reader = await db.runAndReadAll(sql, values);
@@ -462,5 +458,3 @@ async function loadRecentPaidCalls(db: DuckDBConnection): Promise<RecentPaidCall
   for (const row of rows) recent.add(toPaidCall(row));
   return recent;
 }
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));

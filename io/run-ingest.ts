@@ -7,8 +7,10 @@
  * goes in (bench/crawl-ingest.ts). The server's own marker (`crawl/ingested.json`) is written last: after a
  * crash mid-way the run is taken in again (receipts are idempotent by id).
  */
+
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { type ListingRow, MAX_LISTINGS, parseListings } from '../core/listings.ts';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { isReceiptId } from '../core/receipt.ts';
@@ -85,8 +87,6 @@ export async function ingestRun(
   await store.flush();
   return { receipts, listings };
 }
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `listings.json` validated by the one rule (`parseListings`) a batch at a time; the first bad record throws. */
 async function parseListingsInBatches(value: unknown, runId: string): Promise<ListingRow[]> {
