@@ -34,6 +34,7 @@ export async function run(): Promise<Result> {
       module: 'api/main.ts',
       readyPath: '/healthz',
       env: { DATA_DIR: data.dir, EXEMPT_KEYS: `bench:${KEY}` },
+      ...(process.env.BENCH_CPU_PROF ? { cpuProfDir: process.env.BENCH_CPU_PROF } : {}),
     });
     try {
       const agent = keepAliveAgent(1);

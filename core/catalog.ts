@@ -137,28 +137,55 @@ export function newestFirst(a: PaidCallRecord, b: PaidCallRecord): number {
  * services where more than half of those calls failed on the seller's side go to `facts_only`, sorted by id;
  * the others go to `results`, sorted by known-answer pass rate (highest first, services without a checked answer
  * last), then current price (lowest first), then service id. `maxPriceUsd` filters both lists; `limit` cuts each.
+ *
+ * The scored and sorted services of one `records` array, task and `n` are kept while that array lives (a store
+ * answers the same array again until a paid call is added), so a repeated lookup only filters by price and cuts.
  * @example rankServices(records, { task: 'fx-rate', maxPriceUsd: '0.05', n: 5, limit: 10 }).results[0]?.service_id
  */
 export function rankServices(records: readonly PaidCallRecord[], options: RankOptions): Ranking {
+  const byOptions = scoredBy.get(records) ?? new Map<string, ScoredServices>();
+  scoredBy.set(records, byOptions);
+  const key = `${options.task ?? ''}\u0000${options.n}`;
+  let scored = byOptions.get(key);
+  if (scored === undefined) {
+    scored = scoreServices(records, options.task, options.n);
+    byOptions.set(key, scored);
+  }
+  const maxScaled = options.maxPriceUsd === null ? null : (scaledUsd(options.maxPriceUsd) ?? -1n);
+  // Fail closed: a price in unknown units is never within a maximum. Filtering keeps the sorted order.
+  const cut = (items: readonly Scored[]) => {
+    const shown: CatalogEntry[] = [];
+    for (const item of items) {
+      if (shown.length >= options.limit) break;
+      if (maxScaled !== null && (item.scaledPrice === null || item.scaledPrice > maxScaled)) continue;
+      shown.push(entryOf(item.recent, item.newest));
+    }
+    return shown;
+  };
+  return { results: cut(scored.results), facts_only: cut(scored.factsOnly) };
+}
+
+/** Every service of a ranking, scored and in its list's order, before the price filter and the cut. */
+type ScoredServices = { results: Scored[]; factsOnly: Scored[] };
+
+const scoredBy = new WeakMap<readonly PaidCallRecord[], Map<string, ScoredServices>>();
+
+function scoreServices(records: readonly PaidCallRecord[], task: string | null, n: number): ScoredServices {
   const byService = new Map<string, PaidCallRecord[]>();
   for (const record of records) {
-    if (options.task !== null && record.task !== options.task) continue;
-    const list = byService.get(record.service_id) ?? [];
-    list.push(record);
-    byService.set(record.service_id, list);
+    if (task !== null && record.task !== task) continue;
+    const list = byService.get(record.service_id);
+    if (list === undefined) byService.set(record.service_id, [record]);
+    else list.push(record);
   }
-  // Cheap facts first for every service; whole entries only for the ones the answer shows (`limit` per list).
-  const scored: Scored[] = [];
-  const maxScaled = options.maxPriceUsd === null ? null : (scaledUsd(options.maxPriceUsd) ?? -1n);
+  const results: Scored[] = [];
+  const factsOnly: Scored[] = [];
   for (const list of byService.values()) {
     // Stores answer each service's calls newest first; sort only when they are not.
     const ordered = list.every((call, i) => i === 0 || newestFirst(list[i - 1] as PaidCallRecord, call) <= 0);
-    const recent = (ordered ? list : [...list].sort(newestFirst)).slice(0, options.n);
+    const recent = (ordered ? list : [...list].sort(newestFirst)).slice(0, n);
     const newest = recent[0];
     if (!newest) continue;
-    const scaledPrice = scaled(newest);
-    // Fail closed: a price in unknown units is never within a maximum.
-    if (maxScaled !== null && (scaledPrice === null || scaledPrice > maxScaled)) continue;
     let checked = 0;
     let passes = 0;
     let broken = 0;
@@ -167,30 +194,21 @@ export function rankServices(records: readonly PaidCallRecord[], options: RankOp
       if (call.known_answer === 'pass') passes++;
       if (call.broken_on_seller_side) broken++;
     }
-    scored.push({
+    (broken * 2 > recent.length ? factsOnly : results).push({
       service_id: newest.service_id,
       known_answer_calls: checked,
       known_answer_passes: passes,
-      broken: broken * 2 > recent.length,
-      scaledPrice,
+      scaledPrice: scaled(newest),
       recent,
       newest,
     });
   }
-  const results = scored
-    .filter((item) => !item.broken)
-    .sort((a, b) => byPassRate(a, b) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a, b))
-    .slice(0, options.limit);
-  const factsOnly = scored
-    .filter((item) => item.broken)
-    .sort(byId)
-    .slice(0, options.limit);
-  const entries = (items: Scored[]) => items.map((item) => entryOf(item.recent, item.newest));
-  return { results: entries(results), facts_only: entries(factsOnly) };
+  results.sort((a, b) => byPassRate(a, b) || byPrice(a.scaledPrice, b.scaledPrice) || byId(a, b));
+  factsOnly.sort(byId);
+  return { results, factsOnly };
 }
 
 type Scored = Pick<CatalogEntry, 'service_id' | 'known_answer_calls' | 'known_answer_passes'> & {
-  broken: boolean;
   scaledPrice: bigint | null;
   recent: PaidCallRecord[];
   newest: PaidCallRecord;

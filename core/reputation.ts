@@ -184,7 +184,7 @@ export function reputation(input: ReputationInput): Reputation {
 export type ReputationSource = {
   observationsByHost(host: string, limit: number): Promise<HostObservation[]>;
   checksByHost(host: string, limit: number): Promise<HostCheck[]>;
-  paidCalls(query: { host: string; perService: number }): Promise<PaidCallRecord[]>;
+  paidCalls(query: { host: string; perService: number }): Promise<readonly PaidCallRecord[]>;
 };
 
 /**

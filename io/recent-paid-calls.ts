@@ -10,10 +10,16 @@ import { hostOf } from './store.ts';
 /** Calls kept per service (and per service and task): the largest `n` a lookup accepts (spec §8). */
 export const RECENT_KEPT = 20;
 
+/** Distinct queries whose answers are kept between adds (tasks × `n`, endpoints and hosts asked about). */
+const MAX_ANSWERS = 256;
+
 export type RecentPaidCalls = {
   add(record: PaidCallRecord): void;
-  /** The store's `paidCalls` answer, when `perService` is within what is kept; null otherwise. */
-  query(query: PaidCallQuery): PaidCallRecord[] | null;
+  /**
+   * The store's `paidCalls` answer, when `perService` is within what is kept; null otherwise. The same query answers
+   * the same array until the next `add`, so what is computed from an answer can be kept with it (`rankServices`).
+   */
+  query(query: PaidCallQuery): readonly PaidCallRecord[] | null;
 };
 
 /** An empty index; fill it with `add` (any order). */
@@ -22,9 +28,12 @@ export function createRecentPaidCalls(): RecentPaidCalls {
   const byService = new Map<string, PaidCallRecord[]>();
   /** task → service id → its last calls for that task, newest first. */
   const byTask = new Map<string, Map<string, PaidCallRecord[]>>();
+  /** Answers since the last `add`, by query. */
+  let answers = new Map<string, readonly PaidCallRecord[]>();
 
   return {
     add(record) {
+      if (answers.size > 0) answers = new Map();
       keep(byService, record.service_id, record);
       const services = byTask.get(record.task) ?? new Map<string, PaidCallRecord[]>();
       byTask.set(record.task, services);
@@ -32,6 +41,9 @@ export function createRecentPaidCalls(): RecentPaidCalls {
     },
     query({ task, endpoint, host, perService }) {
       if (perService > RECENT_KEPT) return null;
+      const key = JSON.stringify([task, endpoint, host, perService]);
+      const known = answers.get(key);
+      if (known !== undefined) return known;
       const lists =
         task === undefined ? byService : (byTask.get(task) ?? new Map<string, PaidCallRecord[]>());
       const out: PaidCallRecord[] = [];
@@ -43,6 +55,9 @@ export function createRecentPaidCalls(): RecentPaidCalls {
         // Records are never mutated after `add` (a new call replaces, never edits), so they are shared, not copied.
         for (const call of calls.slice(0, Math.max(0, Math.floor(perService)))) out.push(call);
       }
+      // Every distinct query is kept until the next add; past this many, the oldest goes first.
+      if (answers.size >= MAX_ANSWERS) answers.delete(answers.keys().next().value as string);
+      answers.set(key, out);
       return out;
     },
   };

@@ -183,7 +183,7 @@ export function testStore(name: string, open: () => Promise<Store>): void {
         paid('https://b.example:8443/geo', 5, 'geocode'),
       ];
       for (const record of all) await store.addPaidCall(record);
-      const two = (await store.paidCalls({ perService: 2 })).sort(
+      const two = [...(await store.paidCalls({ perService: 2 }))].sort(
         (a, b) => newestFirst(a, b) || a.service_id.localeCompare(b.service_id),
       );
       expect(two.map((r) => `${r.service_id} ${r.called_at.slice(14, 16)}`)).toEqual([
@@ -206,6 +206,18 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       const calls = await store.paidCalls({ perService: 20 });
       expect(calls).toHaveLength(2);
       expect(calls[1]).toEqual(record);
+    });
+
+    it('answers a query asked before a paid call was added with that call after it', async () => {
+      await store.addPaidCall(paid('https://a.example/fx', 1));
+      const query = { task: 'fx-rate', perService: 5 };
+      const before = await store.paidCalls(query);
+      expect(await store.paidCalls(query)).toEqual(before);
+      await store.addPaidCall(paid('https://a.example/fx', 2));
+      await store.addPaidCall(paid('https://c.example/fx', 3));
+      const after = await store.paidCalls(query);
+      expect(after.map((r) => r.called_at.slice(14, 16)).sort()).toEqual(['01', '02', '03']);
+      expect(before.map((r) => r.called_at.slice(14, 16))).toEqual(['01']);
     });
 
     it('filters paid calls by task, service id or URL, and host', async () => {

@@ -206,4 +206,27 @@ describe('rankServices', () => {
     const forward = rank(records);
     expect(rank([...records].reverse())).toEqual(forward);
   });
+
+  it('answers one records array asked again with other filters, cuts and n as if asked first', () => {
+    const records = [
+      call('a.example', 1, { price_atomic: '30000' }),
+      call('a.example', 2, { price_atomic: '30000', known_answer: 'fail' }),
+      call('b.example', 1, { price_atomic: '10000' }),
+      call('c.example', 1, { price_atomic: '20000', task: 'geocode' }),
+    ];
+    const asks: Array<Partial<Parameters<typeof rankServices>[1]>> = [
+      {},
+      { maxPriceUsd: '0.02' },
+      { limit: 1 },
+      { n: 1 },
+      { task: 'geocode' },
+      { task: 'fx-rate', maxPriceUsd: '0.01' },
+    ];
+    // Asked on one array in turn (what a store answering the same array sees), and each on a fresh copy.
+    const shared = asks.map((options) => rank(records, options));
+    expect(shared).toEqual(asks.map((options) => rank([...records], options)));
+    expect(ids(shared[1]!.results)).toEqual(['b.example/run', 'c.example/run']);
+    expect(ids(shared[3]!.results)).toEqual(['b.example/run', 'c.example/run', 'a.example/run']);
+    expect(ids(shared[4]!.results)).toEqual(['c.example/run']);
+  });
 });
