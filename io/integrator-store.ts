@@ -6,7 +6,7 @@
  * single-writer). Operations run one at a time: each is one transaction.
  */
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { select } from './duckdb-store.ts';
+import { select } from './duckdb-query.ts';
 
 export type KeyState = 'active' | 'suspended' | 'revoked';
 export type IntegratorRow = { id: string; name: string; creditLimitAtomic: bigint; createdAt: string };

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDuckDbStore, select } from '../../../io/duckdb-store.ts';
+import { select } from '../../../io/duckdb-query.ts';
+import { openDuckDbStore } from '../../../io/duckdb-store.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
 import { testStore } from './store-contract.ts';
 

@@ -1,0 +1,90 @@
+/**
+ * The DuckDB store's reads of receipts, and of observations by host: each flushes the queued index writes first,
+ * so it sees every row queued before it, then queries the table. (The observations of one endpoint are answered by
+ * the store's own cache instead, with no flush.)
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { HostObservation } from '../core/reputation.ts';
+import { toHostCheck, toReceiptSummary, toStoredObservation } from './_store-rows.ts';
+import { select } from './duckdb-query.ts';
+import { OBSERVATIONS_KEPT, type Page, type ReceiptSummary, type Store } from './store.ts';
+
+/** The reads of the store port that go to the tables after a flush. */
+export type IndexReads = Pick<
+  Store,
+  | 'receipt'
+  | 'latestReceiptByUrl'
+  | 'listReceipts'
+  | 'observationsByHost'
+  | 'checksByHost'
+  | 'publicChecksByHost'
+>;
+
+/** The reads on `db`, each after `flush` (the store's, which writes what it has queued). */
+export function createIndexReads(db: DuckDBConnection, flush: () => Promise<void>): IndexReads {
+  return {
+    async receipt(id) {
+      await flush();
+      const rows = await select(db, 'SELECT body FROM receipts WHERE id = ?', [id]);
+      return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
+    },
+    async latestReceiptByUrl(urlNorm) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT body FROM receipts WHERE url_norm = ? AND public_state ORDER BY issued_at DESC, id DESC LIMIT 1`,
+        [urlNorm],
+      );
+      return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
+    },
+    async listReceipts({ mode, page, pageSize }): Promise<Page<ReceiptSummary>> {
+      await flush();
+      const where = mode ? 'WHERE mode = ?' : '';
+      const args = mode ? [mode] : [];
+      const total = await select(db, `SELECT count(*)::INTEGER AS n FROM receipts ${where}`, args);
+      const rows = await select(
+        db,
+        `SELECT id, type, issued_at, url, method, verdict, reason, check_type, mode, tier FROM receipts ${where}
+         ORDER BY issued_at DESC, id DESC LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`,
+        args,
+      );
+      return { items: rows.map(toReceiptSummary), total: Number(total[0]?.n ?? 0), page, pageSize };
+    },
+    async observationsByHost(host, limit) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT method || ' ' || url_norm AS endpoint, observed_at, http_status, price_usd, amount_atomic, network, asset,
+           pay_to FROM observations WHERE host = ?
+         QUALIFY row_number() OVER (PARTITION BY url_norm, method ORDER BY observed_at DESC) <= ${OBSERVATIONS_KEPT}
+         ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host],
+      );
+      return rows.map(
+        (row): HostObservation => ({ ...toStoredObservation(row), endpoint: String(row.endpoint) }),
+      );
+    },
+    async checksByHost(host, limit) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT verdict, reason, issued_at, body FROM receipts
+         WHERE host = ? AND type = 'check' AND verdict IS NOT NULL
+         ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host],
+      );
+      return rows.map(toHostCheck);
+    },
+    async publicChecksByHost(host, limit) {
+      await flush();
+      const rows = await select(
+        db,
+        `SELECT body FROM receipts
+         WHERE host = ? AND public_state
+         ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host],
+      );
+      return rows.map((row) => JSON.parse(String(row.body)) as Record<string, unknown>);
+    },
+  };
+}
