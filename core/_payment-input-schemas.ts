@@ -1,0 +1,118 @@
+/**
+ * valibot schemas of the payment-status input (spec §4 `payment-status`): the hex and integer forms, the body or
+ * query members, `terms`, and the input schema published from them. Internal to `core/payment-input.ts`, whose
+ * parser applies them (and to `core/_payment-payload.ts`, which shares the hex forms).
+ */
+import * as v from 'valibot';
+import { isEvmAddress } from './address.ts';
+import { isAtomic } from './amount.ts';
+import { isNetworkId } from './networks.ts';
+import type { Hex } from './payment-input.ts';
+import { LabelSchema } from './text.ts';
+
+/** Longest `payment_payload` accepted, in characters (a PAYMENT-SIGNATURE header is a few KB). */
+export const MAX_PAYLOAD_LENGTH = 16_384;
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+/** An unsigned integer in decimal digits, at most 78 of them (2^256 - 1 has 78). */
+export const UINT = /^\d{1,78}$/;
+
+/** An EVM address as sent, any case (`from`, `to`); 0x and 40 hex digits. */
+export function isAddress(value: string): value is Hex {
+  return ADDRESS.test(value);
+}
+
+/** A 32-byte value as sent (`nonce`, `tx_hash`); 0x and 64 hex digits. */
+export function isBytes32(value: string): value is Hex {
+  return BYTES32.test(value);
+}
+
+// Well-formed text only: these values go into a signed receipt, whose RFC 8785 bytes cannot hold a lone surrogate.
+const Text = (max: number) =>
+  v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.maxLength(max),
+        v.check((text) => !/\p{Cs}/u.test(text)),
+      ),
+    ),
+  );
+const Atomic = v.union([
+  v.pipe(v.string(), v.regex(UINT)),
+  v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
+]);
+// Terms go into `terms_match` and are compared with an EIP-3009 authorization on Base: an EVM address (EIP-55 when
+// mixed case), a network as the check accepts it, and the one atomic-amount rule (core/amount.ts).
+const TermsAddress = v.optional(
+  v.nullable(
+    v.pipe(v.string(), v.check(isEvmAddress, 'must be 0x and 40 hex digits (EIP-55 when mixed case)')),
+  ),
+);
+/** The caller's `terms` member, checked with its own code (`bad_terms`). */
+export const TermsSchema = v.object({
+  amount: v.optional(
+    v.nullable(
+      v.pipe(
+        v.union([v.string(), v.pipe(v.number(), v.safeInteger(), v.minValue(0), v.transform(String))]),
+        v.check(isAtomic, 'must be atomic units: decimal digits without leading zeros, at most 2^256 - 1'),
+      ),
+    ),
+  ),
+  payTo: TermsAddress,
+  asset: TermsAddress,
+  network: v.optional(v.nullable(v.pipe(v.string(), v.check(isNetworkId, 'must be a CAIP-2 network id')))),
+});
+/** The body or query members; a failure here is `bad_body`. */
+export const BodySchema = v.object({
+  payment_payload: Text(MAX_PAYLOAD_LENGTH),
+  tx_hash: Text(200),
+  from: Text(200),
+  nonce: Text(200),
+  valid_before: v.optional(v.nullable(Atomic)),
+  seller_url: Text(4096),
+  // Checked by the parser with their own codes (bad_terms, bad_client, bad_ref).
+  terms: v.optional(v.unknown()),
+  network: Text(200),
+  asset: Text(200),
+  client: v.optional(v.unknown()),
+  ref: v.optional(v.unknown()),
+});
+
+const about = <T extends v.GenericSchema>(schema: T, text: string) => v.pipe(schema, v.description(text));
+const { entries } = BodySchema;
+
+/**
+ * The request members (POST body or GET query, spec §4) as published: the route's and the MCP tool's input
+ * schema (`core/request-schemas.ts`). Built from the very schemas the parser applies (the body members, then
+ * `terms` and the labels with their own codes); every member is optional and unknown members are ignored.
+ */
+export const PaymentStatusInputSchema = v.looseObject({
+  payment_payload: about(
+    entries.payment_payload,
+    'The PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) header value that was sent: base64 JSON. The best reference: it names payer, nonce, deadline and terms.',
+  ),
+  tx_hash: about(
+    entries.tx_hash,
+    'The settlement transaction hash, when the seller returned one (0x and 32 bytes).',
+  ),
+  from: about(entries.from, 'The payer wallet of the authorization (0x address); send with nonce.'),
+  nonce: about(entries.nonce, 'The EIP-3009 authorization nonce, 0x and 32 bytes; send with from.'),
+  valid_before: about(
+    entries.valid_before,
+    'The authorization deadline in unix seconds; needed for safe_to_resign when sending from and nonce without the payload.',
+  ),
+  seller_url: about(
+    entries.seller_url,
+    'The URL that was paid: its live 402 gives the terms to compare and a claim contact.',
+  ),
+  terms: about(
+    v.optional(v.nullable(TermsSchema)),
+    'The terms paid against, {amount, payTo, asset, network}, when the seller URL cannot be read.',
+  ),
+  network: about(entries.network, 'Only eip155:8453 (Base) is supported.'),
+  asset: about(entries.asset, 'Only the canonical Base USDC contract is supported.'),
+  client: about(v.optional(LabelSchema), 'Optional app name, attribution only.'),
+  ref: about(v.optional(LabelSchema), 'Optional attribution tag stored on the receipt.'),
+});
