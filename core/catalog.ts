@@ -145,7 +145,7 @@ export function newestFirst(a: PaidCallRecord, b: PaidCallRecord): number {
 export function rankServices(records: readonly PaidCallRecord[], options: RankOptions): Ranking {
   const byOptions = scoredBy.get(records) ?? new Map<string, ScoredServices>();
   scoredBy.set(records, byOptions);
-  const key = `${options.task ?? ''}\u0000${options.n}`;
+  const key = JSON.stringify([options.task, options.n]);
   let scored = byOptions.get(key);
   if (scored === undefined) {
     scored = scoreServices(records, options.task, options.n);

@@ -10,8 +10,12 @@ import { hostOf } from './store.ts';
 /** Calls kept per service (and per service and task): the largest `n` a lookup accepts (spec §8). */
 export const RECENT_KEPT = 20;
 
-/** Distinct queries whose answers are kept between adds (tasks × `n`, endpoints and hosts asked about). */
-const MAX_ANSWERS = 256;
+/**
+ * Distinct queries whose answers are kept between adds: only those over every service (a task or none, and `n`),
+ * which a lookup ranks. Queries for one endpoint or host (a reputation refresh) are small, and kept out so they
+ * never push a ranking's answer out. Least recently asked goes first.
+ */
+const MAX_ANSWERS = 64;
 
 export type RecentPaidCalls = {
   add(record: PaidCallRecord): void;
@@ -41,9 +45,14 @@ export function createRecentPaidCalls(): RecentPaidCalls {
     },
     query({ task, endpoint, host, perService }) {
       if (perService > RECENT_KEPT) return null;
-      const key = JSON.stringify([task, endpoint, host, perService]);
-      const known = answers.get(key);
-      if (known !== undefined) return known;
+      const kept = endpoint === undefined && host === undefined;
+      const key = JSON.stringify([task ?? null, perService]);
+      const known = kept ? answers.get(key) : undefined;
+      if (known !== undefined) {
+        answers.delete(key);
+        answers.set(key, known);
+        return known;
+      }
       const lists =
         task === undefined ? byService : (byTask.get(task) ?? new Map<string, PaidCallRecord[]>());
       const out: PaidCallRecord[] = [];
@@ -55,7 +64,7 @@ export function createRecentPaidCalls(): RecentPaidCalls {
         // Records are never mutated after `add` (a new call replaces, never edits), so they are shared, not copied.
         for (const call of calls.slice(0, Math.max(0, Math.floor(perService)))) out.push(call);
       }
-      // Every distinct query is kept until the next add; past this many, the oldest goes first.
+      if (!kept) return out;
       if (answers.size >= MAX_ANSWERS) answers.delete(answers.keys().next().value as string);
       answers.set(key, out);
       return out;

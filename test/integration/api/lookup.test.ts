@@ -10,7 +10,7 @@ import { createIdentity } from '../../../api/identity.ts';
 import { TASKS } from '../../../api/routes/tasks.ts';
 import { createSales } from '../../../api/sales.ts';
 import type { Seller } from '../../../api/x402/seller.ts';
-import { paidCallRecord } from '../../../core/catalog.ts';
+import type { paidCallRecord } from '../../../core/catalog.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 import { createProbeCache } from '../../../core/probe-cache.ts';
 import { createQuota, quotaPort } from '../../../core/quota.ts';
@@ -19,6 +19,7 @@ import { parseCidrList } from '../../../core/ssrf.ts';
 import { runPaths } from '../../../io/crawl-runs.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
 import type { Store } from '../../../io/store.ts';
+import { paidCallAt } from '../../helpers/paid-calls.ts';
 import { fromPeer } from '../../helpers/service.ts';
 
 const NOW = new Date('2026-11-30T12:00:00.000Z');
@@ -111,21 +112,8 @@ type Entry = { service_id: string; pass_rate: number | null; price_atomic: strin
 type LookupBody = { results: Entry[]; facts_only: Entry[]; access: Record<string, unknown> };
 const ids = (entries: Entry[]) => entries.map((entry) => entry.service_id);
 
-function call(host: string, minute: number, extra: Partial<Parameters<typeof paidCallRecord>[0]> = {}) {
-  return paidCallRecord({
-    endpoint_url: `https://${host}/run`,
-    task: 'fx-rate',
-    called_at: new Date(NOW.getTime() - 3_600_000 + minute * 60_000).toISOString(),
-    price_atomic: '10000',
-    network: BASE,
-    pay_to: '0x1111111111111111111111111111111111111111',
-    settlement_tx: `0x${String(minute).padStart(64, '0')}`,
-    delivered: true,
-    known_answer: 'pass',
-    http_status: 200,
-    ...extra,
-  });
-}
+const call = (host: string, minute: number, extra: Partial<Parameters<typeof paidCallRecord>[0]> = {}) =>
+  paidCallAt(host, new Date(NOW.getTime() - 3_600_000 + minute * 60_000), minute, extra);
 
 /** cheap: 1/2 at 0.001; best: 2/2 at 0.02; twin: 2/2 at 0.01; down: 5xx twice; geo: another task. */
 async function seed(store: Store) {

@@ -1,25 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { type PaidCallRecord, paidCallRecord, rankServices, serviceIdOf } from '../../../core/catalog.ts';
+import {
+  type PaidCallRecord,
+  type paidCallRecord,
+  rankServices,
+  serviceIdOf,
+} from '../../../core/catalog.ts';
 import { BASE, SOLANA } from '../../../core/networks.ts';
+import { paidCallAt } from '../../helpers/paid-calls.ts';
 
 const PAY_TO = '0x1111111111111111111111111111111111111111';
 
 /** A call to `https://<host>/run`, `minute` minutes into the day, passing by default. */
-function call(host: string, minute: number, extra: Partial<Parameters<typeof paidCallRecord>[0]> = {}) {
-  return paidCallRecord({
-    endpoint_url: `https://${host}/run`,
-    task: 'fx-rate',
-    called_at: new Date(Date.UTC(2026, 10, 1, 0, minute)).toISOString(),
-    price_atomic: '10000',
-    network: BASE,
-    pay_to: PAY_TO,
-    settlement_tx: `0x${String(minute).padStart(64, '0')}`,
-    delivered: true,
-    known_answer: 'pass',
-    http_status: 200,
-    ...extra,
-  });
-}
+const call = (host: string, minute: number, extra: Partial<Parameters<typeof paidCallRecord>[0]> = {}) =>
+  paidCallAt(host, new Date(Date.UTC(2026, 10, 1, 0, minute)), minute, extra);
 const rank = (records: PaidCallRecord[], options: Partial<Parameters<typeof rankServices>[1]> = {}) =>
   rankServices(records, { task: null, maxPriceUsd: null, n: 5, limit: 10, ...options });
 const ids = (entries: Array<{ service_id: string }>) => entries.map((entry) => entry.service_id);
@@ -228,5 +221,7 @@ describe('rankServices', () => {
     expect(ids(shared[1]!.results)).toEqual(['b.example/run', 'c.example/run']);
     expect(ids(shared[3]!.results)).toEqual(['b.example/run', 'c.example/run', 'a.example/run']);
     expect(ids(shared[4]!.results)).toEqual(['c.example/run']);
+    // An empty task name is a task no call has, not "every task".
+    expect(ids(rank(records, { task: '' }).results)).toEqual([]);
   });
 });
