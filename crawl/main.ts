@@ -20,7 +20,8 @@ const USAGE = `usage: npm run crawl -- [options]
                           an x402scan-style list, an origin (its /.well-known/x402) or a listings file;
                           prefix discovery: x402scan: well-known: or file: to name the kind
   --resume                finish the newest unfinished run (no URL is probed twice)
-  --concurrency N         requests in flight overall (default: 3 per host, at most 2048)
+  --concurrency N         most requests in flight overall (default: 3 per host, at most 2048);
+                          hosts with time to spare are paced below it once latencies are known
   --limit N               probe only the first N endpoints
 environment: DATA_DIR, BASE_URL, PROBE_ALLOW_CIDRS, SIGNING_KEY_FILE (see README)`;
 

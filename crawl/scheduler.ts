@@ -3,6 +3,12 @@
  * concurrency bounds the whole run; within it, whenever a slot frees, the host with the most work left (its
  * remaining rounds of `perHost` requests times its observed latency) starts next. So the slow, busy hosts that
  * bound the wall time are never starved by quick ones, and with enough global slots every host is kept busy.
+ *
+ * Once latencies are known, the run is also paced: a crawl is CPU-bound, and requests beyond what finishes the
+ * work by the busiest host's bound only queue their answers behind the critical hosts' on every round. The
+ * concurrency needed is the work left (Σ requests × latency) over that bound (Little's law); past it, with
+ * {@link PACE_HEADROOM}, only hosts on the critical path or not measured yet start. A fleet of equal hosts is never
+ * paced: every host is on the critical path.
  */
 
 /** One unit of work and the host it loads. */
@@ -16,6 +22,12 @@ export type ScheduleOptions = {
   /** A monotonic clock in milliseconds, to learn each host's latency. */
   now: () => number;
 };
+
+/**
+ * The pacing's margin: the paced limit is this factor times the concurrency Little's law asks for (uneven packing,
+ * latencies that drift), and a host whose time left is within this factor of the longest is on the critical path.
+ */
+const PACE_HEADROOM = 1.2;
 
 type HostState<T> = { queue: T[]; next: number; inFlight: number; done: number; spentMs: number };
 
@@ -99,21 +111,37 @@ export function runPerHost<T>(
       }
       if (drained) open = open.filter((h) => h.next < h.queue.length);
     };
-    /** The eligible host with the most estimated time left; unknown latencies count as the mean seen so far. */
+    /**
+     * The host to start next, or null. The candidate is the eligible host with the most estimated time left
+     * (unknown latencies count as the mean seen so far); on a tie, the one with fewer requests in flight, so a run
+     * starts one request on every host before a second. Past the paced limit ({@link PACE_HEADROOM}), only a host
+     * on the critical path (its time left within the headroom of the longest) or not measured yet may start.
+     */
     const pick = (): HostState<T> | null => {
       let best: HostState<T> | null = null;
       let bestScore = -1;
+      let unmeasured: HostState<T> | null = null;
+      let work = 0;
+      let longest = 0;
       const mean = openSeen.done === 0 ? 1 : Math.max(openSeen.spentMs / openSeen.done, 1e-3);
       for (const host of open) {
-        if (host.inFlight >= perHost || host.next >= host.queue.length) continue;
+        const left = host.queue.length - host.next;
+        if (left <= 0) continue;
         const latency = host.done > 0 ? host.spentMs / host.done : mean;
-        const score = Math.ceil((host.queue.length - host.next) / perHost) * latency;
-        if (score > bestScore) {
+        const score = Math.ceil(left / perHost) * latency;
+        work += left * latency;
+        if (score > longest) longest = score;
+        if (host.inFlight >= perHost) continue;
+        if (score > bestScore || (score === bestScore && best !== null && host.inFlight < best.inFlight)) {
           best = host;
           bestScore = score;
         }
+        if (host.done === 0 && (unmeasured === null || host.inFlight < unmeasured.inFlight))
+          unmeasured = host;
       }
-      return best;
+      if (best === null || bestScore * PACE_HEADROOM >= longest) return best;
+      const paced = Math.max(open.length, Math.ceil((PACE_HEADROOM * work) / longest));
+      return inFlight < paced ? best : unmeasured;
     };
     dispatch();
     settleIfDone();

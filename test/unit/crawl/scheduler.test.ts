@@ -10,6 +10,8 @@ function simulation(latency: (host: string) => number) {
   let total = 0;
   let maxTotal = 0;
   const started: string[] = [];
+  /** Requests in flight right after each start, with the time of the start. */
+  const load: Array<{ at: number; inFlight: number }> = [];
   const work = (item: { host: string; id: number }) => {
     started.push(`${item.host}#${item.id}`);
     const n = (inFlight.get(item.host) ?? 0) + 1;
@@ -17,6 +19,7 @@ function simulation(latency: (host: string) => number) {
     maxPerHost.set(item.host, Math.max(maxPerHost.get(item.host) ?? 0, n));
     total++;
     maxTotal = Math.max(maxTotal, total);
+    load.push({ at: now, inFlight: total });
     return new Promise<void>((resolve) => {
       pending.push({
         at: now + latency(item.host),
@@ -46,7 +49,7 @@ function simulation(latency: (host: string) => number) {
     await done;
     return now;
   };
-  return { work, drive, now: () => now, maxPerHost, maxTotal: () => maxTotal, started };
+  return { work, drive, now: () => now, maxPerHost, maxTotal: () => maxTotal, started, load };
 }
 
 function jobs(perHost: Record<string, number>): HostJob<{ host: string; id: number }>[] {
@@ -85,6 +88,42 @@ describe('runPerHost', () => {
       runPerHost(jobs({ small: 2, big: 9 }), sim.work, { perHost: 3, concurrency: 3, now: sim.now }),
     );
     expect(sim.started.slice(0, 3)).toEqual(['big#0', 'big#1', 'big#2']);
+  });
+
+  it('starts one request on every host before a second when slots are scarce and latencies unknown', async () => {
+    const sim = simulation(() => 10);
+    await sim.drive(
+      runPerHost(jobs({ a: 6, b: 6, c: 6 }), sim.work, { perHost: 3, concurrency: 3, now: sim.now }),
+    );
+    expect(sim.started.slice(0, 3)).toEqual(['a#0', 'b#0', 'c#0']);
+  });
+
+  it('paces hosts with time to spare once the slow host is measured, and still finishes at its bound', async () => {
+    // One host of 30 requests at 100 ms bounds the run at 10 rounds (1,000 ms); 50 hosts of 60 requests at 20 ms
+    // need 400 ms each with all 3 slots, so they can share fewer slots and still finish in time.
+    const fast = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`fast${i}`, 60]));
+    const sim = simulation((host) => (host === 'slow' ? 100 : 20));
+    const ceiling = 3 * 51;
+    const wall = await sim.drive(
+      runPerHost(jobs({ slow: 30, ...fast }), sim.work, { perHost: 3, concurrency: ceiling, now: sim.now }),
+    );
+    expect(wall).toBe(1000);
+    expect(sim.maxTotal()).toBe(ceiling); // nothing is known at the start: every host gets its 3
+    const paced = sim.load.filter((start) => start.at >= 200);
+    expect(paced.length).toBeGreaterThan(1000);
+    // Little's law after the first slow answer: 1.2 × (50 × 45 × 20 + 27 × 100) / 900 ≈ 64 with the slow host's 3,
+    // rising near the end as the fast hosts' time left reaches the slow host's: under half the ceiling throughout.
+    expect(Math.max(...paced.map((start) => start.inFlight))).toBeLessThan(ceiling / 2);
+  });
+
+  it('never paces a fleet of equal hosts: every host is on the critical path', async () => {
+    const equal = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`host${i}`, 30]));
+    const sim = simulation(() => 20);
+    const wall = await sim.drive(
+      runPerHost(jobs(equal), sim.work, { perHost: 3, concurrency: 120, now: sim.now }),
+    );
+    expect(wall).toBe(10 * 20);
+    expect(sim.load.filter((start) => start.at >= 100).every((start) => start.inFlight === 120)).toBe(true);
   });
 
   it('resolves at once with no jobs and rejects with the first error after the jobs in flight settle', async () => {
