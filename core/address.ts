@@ -3,7 +3,7 @@
  * so that nothing but a signable payee or asset can be approved, and no invisible or bidirectional-control
  * character can ride along into a receipt.
  */
-import { checksumAddress } from 'viem';
+import { checksum } from 'ox/Address';
 
 const EVM = /^0x[0-9a-fA-F]{40}$/;
 /** Base58 (no 0, O, I, l) public key: 32 bytes are 32 to 44 characters. */
@@ -19,7 +19,7 @@ export function isEvmAddress(text: string): boolean {
   if (typeof text !== 'string' || !EVM.test(text)) return false;
   const hex = text.slice(2);
   if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true;
-  return checksumAddress(text as `0x${string}`) === text;
+  return checksum(text) === text;
 }
 
 /**

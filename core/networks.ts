@@ -2,12 +2,12 @@
  * Networks and each network's canonical USDC.
  *
  * The EVM table is `DEFAULT_ASSETS` of `@x402/evm` (the asset the official SDK resolves `"$0.01"` to), kept
- * only where that asset is USDC; testnets are told apart by viem's chain definitions. Nothing is retyped here
- * except Solana mainnet USDC, which `@x402/evm` cannot know.
+ * only where that asset is USDC on a chain viem does not mark as a testnet. It is read from `_sdk-networks.ts`,
+ * which `npm run sdk-networks` writes from the SDK and viem and a test holds to them, so that checking an endpoint
+ * does not load the SDK and viem's list of chains. Nothing is retyped here except Solana mainnet USDC, which
+ * `@x402/evm` cannot know.
  */
-import { DEFAULT_ASSETS } from '@x402/evm';
-import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
-import * as chains from 'viem/chains';
+import { SDK_MAINNET_USDC, SDK_V1_CHAIN_IDS } from './_sdk-networks.ts';
 
 export const BASE = 'eip155:8453';
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
@@ -17,17 +17,7 @@ const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 
 export type Usdc = { network: string; asset: string; name: string; version: string; decimals: number };
 
-const testnetIds = new Set<number>(
-  Object.values(chains as Record<string, { id?: number; testnet?: boolean }>)
-    .filter((chain) => chain.testnet === true && typeof chain.id === 'number')
-    .map((chain) => chain.id as number),
-);
-
-const usdcByNetwork = new Map<string, Usdc>();
-for (const [network, assets] of Object.entries(DEFAULT_ASSETS)) {
-  const first = assets[0];
-  if (first?.symbol === 'USDC') usdcByNetwork.set(network, { network, ...pick(first) });
-}
+const usdcByNetwork = new Map<string, Usdc>(SDK_MAINNET_USDC.map((usdc) => [usdc.network, usdc]));
 usdcByNetwork.set(SOLANA, {
   network: SOLANA,
   asset: SOLANA_USDC,
@@ -38,7 +28,7 @@ usdcByNetwork.set(SOLANA, {
 
 /** v1 network names (`base`, `base-sepolia`, `solana`…) to CAIP-2. Unknown names give null. */
 export function networkFromV1Name(name: string): string | null {
-  const id = (EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>)[name];
+  const id = Object.hasOwn(SDK_V1_CHAIN_IDS, name) ? SDK_V1_CHAIN_IDS[name] : undefined;
   if (id !== undefined) return `eip155:${id}`;
   if (name === 'solana') return SOLANA;
   if (name === 'solana-devnet') return 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
@@ -64,16 +54,8 @@ export function normalizeNetwork(network: string): string {
   return networkFromV1Name(network.toLowerCase()) ?? network;
 }
 
-/** True for networks that viem marks as testnets, and for Solana devnet. */
-export function isTestnet(network: string): boolean {
-  const id = evmChainId(network);
-  if (id !== null) return testnetIds.has(id);
-  return network.startsWith('solana:') && network !== SOLANA;
-}
-
 /** The canonical USDC of a supported mainnet; null for testnets and networks without USDC. */
 export function canonicalUsdc(network: string): Usdc | null {
-  if (isTestnet(network)) return null;
   return usdcByNetwork.get(network) ?? null;
 }
 
@@ -100,9 +82,5 @@ export function evmChainId(network: string): number | null {
 
 /** Every supported mainnet, for the rules document. */
 export function supportedNetworks(): Usdc[] {
-  return [...usdcByNetwork.values()].filter((usdc) => !isTestnet(usdc.network));
-}
-
-function pick(asset: { asset: string; name: string; version: string; decimals: number }) {
-  return { asset: asset.asset, name: asset.name, version: asset.version, decimals: asset.decimals };
+  return [...usdcByNetwork.values()];
 }

@@ -9,16 +9,11 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-/** Packages `core/` may use: pure computation only. A new one is a decision, made here on purpose. */
-const CORE_PACKAGES = [
-  'valibot',
-  '@noble/hashes',
-  '@noble/ed25519',
-  '@x402/core',
-  '@x402/evm',
-  'viem',
-  'canonicalize',
-];
+/**
+ * Packages `core/` may use: pure computation only. A new one is a decision, made here on purpose. Not `viem` nor
+ * `@x402/evm`: each loads hundreds of modules on every thread that checks an endpoint (`core/_sdk-networks.ts`).
+ */
+const CORE_PACKAGES = ['valibot', '@noble/hashes', '@noble/ed25519', '@x402/core', 'ox', 'canonicalize'];
 
 /** Every module specifier a file imports or re-exports, static or dynamic. */
 function specifiersOf(source: string): string[] {
