@@ -16,7 +16,7 @@ describe('core/_sdk-networks.ts', () => {
     expect(canonicalUsdc('eip155:988')).toBeNull(); // Stable: its default asset is USDT0
   });
 
-  it('maps only the SDK own v1 names, not inherited keys', () => {
+  it("maps only the SDK's own v1 names, not inherited keys", () => {
     expect(networkFromV1Name('base')).toBe(BASE);
     expect(networkFromV1Name('constructor')).toBeNull();
     expect(networkFromV1Name('toString')).toBeNull();
