@@ -105,7 +105,7 @@ export async function run(): Promise<Result> {
       .map((n) => n.toFixed(2))
       .join(' ');
     console.log(
-      `crawl: ${m.total} endpoints on ${hostCount} hosts; probing ${(m.probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}, GC pauses ${gcMsPerProbe.toFixed(3)}); peak RSS ${peakRssMiB.toFixed(0)} MiB; most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load}`,
+      `crawl: ${m.total} endpoints on ${hostCount} hosts; probing ${(m.probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}, GC pauses ${gcMsPerProbe.toFixed(3)}); machine ${m.probingMachineBusyPct.toFixed(0)} % busy; peak RSS ${peakRssMiB.toFixed(0)} MiB; most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load}`,
     );
     return {
       bench: 'crawl',
@@ -137,6 +137,11 @@ export async function run(): Promise<Result> {
           name: 'GC pauses of the crawl main thread per probe',
           value: Number(gcMsPerProbe.toFixed(3)),
           unit: 'ms',
+        },
+        {
+          name: 'machine busy during the probing (every process, the fleet too; all cores)',
+          value: Math.round(m.probingMachineBusyPct),
+          unit: '%',
         },
         {
           name: 'peak RSS of the crawl process (the fleet runs in its own)',

@@ -5,6 +5,7 @@
  * allowed as PROBE_ALLOW_CIDRS does, signing, journal and publication) and answers its measurements.
  */
 import { readFile } from 'node:fs/promises';
+import { type CpuInfo, cpus } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
@@ -30,6 +31,8 @@ export type CrawlMeasured = {
   probingThreadUs: number;
   /** Main-thread GC pauses during the probing (PerformanceObserver `gc` entries), ms. */
   probingGcMs: number;
+  /** How busy the whole machine was during the probing (every process: the fleet too), per cent of all cores. */
+  probingMachineBusyPct: number;
   peakRssBytes: number;
   heapLimitBytes: number;
 };
@@ -55,6 +58,8 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
   let probingThreadUs = 0;
   let gcMs = 0;
   let probingGcMs = 0;
+  let cpusAtStart = cpus();
+  let probingMachineBusyPct = Number.NaN;
   const gc = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) gcMs += entry.duration;
   });
@@ -91,6 +96,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
           probingCpuUs = cpu.user + cpu.system;
           probingThreadUs = thread.user + thread.system;
           probingGcMs = gcMs - probingGcMs;
+          probingMachineBusyPct = busyPct(cpusAtStart, cpus());
           return true;
         },
       },
@@ -101,6 +107,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
         cpuAtStart = process.cpuUsage();
         threadAtStart = process.threadCpuUsage();
         probingGcMs = gcMs;
+        cpusAtStart = cpus();
       },
     },
     { resume: false, concurrency: null, limit: null },
@@ -115,10 +122,26 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
     probingCpuUs,
     probingThreadUs,
     probingGcMs,
+    probingMachineBusyPct,
     // maxRSS is the kernel's peak (KiB), not a sample.
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     heapLimitBytes: getHeapStatistics().heap_size_limit,
   };
+}
+
+/** The share of all cores' time that was not idle between two `os.cpus()` readings, in per cent. */
+function busyPct(before: CpuInfo[], after: CpuInfo[]): number {
+  let total = 0;
+  let idle = 0;
+  after.forEach((cpu, i) => {
+    const start = before[i]?.times;
+    if (!start) return;
+    const now = cpu.times;
+    idle += now.idle - start.idle;
+    total += now.user - start.user + (now.nice - start.nice) + (now.sys - start.sys) + (now.irq - start.irq);
+    total += now.idle - start.idle;
+  });
+  return total > 0 ? (100 * (total - idle)) / total : Number.NaN;
 }
 
 process.on('message', (message: { type?: string; listingsFile?: string; dataDir?: string }) => {
