@@ -85,7 +85,7 @@ export const LISTING_OPERATIONS: readonly Operation[] = [
   ...listing(
     '/rules',
     'rules',
-    'Every verdict reason code, the confidence rules, quality codes and the reputation formula.',
+    'Every verdict reason code, the supported networks and their USDC, the confidence rules, quality codes and the reputation formula.',
     { answer: Rules, errors: {} },
   ),
   badge('svg'),

@@ -80,7 +80,7 @@ export function evmChainId(network: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
-/** Every supported mainnet, for the rules document. */
+/** Every supported mainnet and its canonical USDC, for the rules document (`/rules.json` `supported_networks`). */
 export function supportedNetworks(): Usdc[] {
   return [...usdcByNetwork.values()];
 }

@@ -135,6 +135,18 @@ export const Rules = v.looseObject({
     ),
   ),
   reasons: v.array(v.looseObject({ code: v.string(), verdict: v.string(), text: v.string() })),
+  // Absent from the copies of runs made before it was published.
+  supported_networks: v.optional(
+    v.array(
+      v.looseObject({
+        network: v.string(),
+        usdc: v.string(),
+        name: v.string(),
+        version: v.string(),
+        decimals: v.number(),
+      }),
+    ),
+  ),
   confidence: v.array(v.looseObject({ confidence: v.string(), rule: v.string() })),
   quality_codes: v.array(v.looseObject({ code: v.string(), text: v.string() })),
   free_trial_headers: v.array(v.looseObject({ header: v.string(), meaning: v.string() })),

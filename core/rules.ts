@@ -1,7 +1,7 @@
 /**
  * The rules document (spec §4 `/rules.json`, docs/data-files.md): every reason code with its plain words and
- * verdict, the verdict rules in the order they are tried, the confidence rules, quality codes, free-trial headers,
- * the reputation formula, hosted bands and the limits. Built from the constants the checks themselves use, so it
+ * verdict, the verdict rules in the order they are tried, the supported mainnets and their USDC, the confidence rules,
+ * quality codes, free-trial headers, the reputation formula, hosted bands and the limits. Built from the constants the checks themselves use, so it
  * cannot drift from them. The API serves it; each crawl run writes the copy its code produced.
  */
 import { atomicToUsdText } from './amount.ts';
@@ -9,6 +9,7 @@ import { CONFIDENCE_RULES } from './confidence.ts';
 import { FREE_TRIAL_HEADERS, FREE_TRIAL_RULES } from './free-trial.ts';
 import { HOSTED } from './hosted.ts';
 import { LIMITS } from './limits.ts';
+import { supportedNetworks } from './networks.ts';
 import { PUBLIC_STATE_RULE } from './public-state.ts';
 import { QUALITY_CODES, REASONS, type Reason, reasonText, type Verdict } from './reasons.ts';
 import { REPUTATION_FORMULA } from './reputation.ts';
@@ -125,6 +126,14 @@ export function rulesDocument() {
       rule: r.rule,
     })),
     reasons: REASONS.map((code) => ({ code, verdict: REASON_VERDICT[code], text: reasonText(code) })),
+    // The "supported mainnet" of the verdict rules: an option elsewhere is `network_unsupported`.
+    supported_networks: supportedNetworks().map(({ network, asset, name, version, decimals }) => ({
+      network,
+      usdc: asset,
+      name,
+      version,
+      decimals,
+    })),
     confidence: CONFIDENCE_RULES,
     quality_codes: QUALITY_CODES.map((code) => ({ code, text: QUALITY_TEXT[code] })),
     free_trial_headers: FREE_TRIAL_HEADERS.map((header) => ({ header, meaning: FREE_TRIAL_RULES[header] })),

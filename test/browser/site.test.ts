@@ -92,11 +92,14 @@ describe('the site of a sandbox crawl, served by the service, in chromium', () =
     expect(await receiptLinksResolve()).toBe(5);
   });
 
-  it('shows every reason code of the rules document and the charts of the statistics', async () => {
+  it('shows every reason code and supported network of the rules document, and the charts of the statistics', async () => {
     const rules = await runFile('rules.json');
     await open('/rules/');
     const text = await page.locator('main').textContent();
     for (const reason of rules.reasons as Array<{ code: string }>) expect(text).toContain(reason.code);
+    const networks = rules.supported_networks as Array<{ network: string; usdc: string }>;
+    expect(networks.length).toBeGreaterThan(0);
+    for (const { network, usdc } of networks) expect(text).toContain(`${network}${usdc}`);
     await open('/stats/');
     expect(await page.locator('main svg').count()).toBeGreaterThanOrEqual(3);
   });

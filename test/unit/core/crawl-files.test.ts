@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CrawlFacts, shortId } from '../../../core/crawl-facts.ts';
 import { summarizeRun } from '../../../core/crawl-summary.ts';
+import { BASE, BASE_USDC, isCanonicalUsdc, SOLANA } from '../../../core/networks.ts';
 import { REASONS } from '../../../core/reasons.ts';
 import { rulesDocument } from '../../../core/rules.ts';
 import { buildSaves, redact } from '../../../core/saves.ts';
@@ -225,5 +226,19 @@ describe('rulesDocument', () => {
     });
     expect(rules.free_trial_headers.map((h) => h.header)).toContain('x-free-trial-remaining');
     expect(rules.hosted_bands.map((b) => b.band)).toEqual(['free_allowance', 'standard', 'volume']);
+  });
+
+  it('lists the supported mainnets the verdict rules name, with their USDC, and no testnet', () => {
+    const networks = rulesDocument().supported_networks;
+    expect(networks).toContainEqual({
+      network: BASE,
+      usdc: BASE_USDC,
+      name: 'USD Coin',
+      version: '2',
+      decimals: 6,
+    });
+    expect(networks.map((n) => n.network)).toContain(SOLANA);
+    expect(networks.map((n) => n.network)).not.toContain('eip155:84532'); // Base Sepolia
+    for (const { network, usdc } of networks) expect(isCanonicalUsdc(network, usdc)).toBe(true);
   });
 });
