@@ -159,6 +159,20 @@ describe('the site of a sandbox crawl, served by the service, in chromium', () =
       expect(bad.map((v) => `${path}: ${v.id} ${v.help} ${v.nodes[0]?.html.slice(0, 120)}`)).toEqual([]);
     }
   }, 240_000);
+
+  it('never scrolls sideways on a phone: wide tables scroll inside their own box', async () => {
+    const phone = await (await browser.newContext({ viewport: { width: 390, height: 800 } })).newPage();
+    const templates = ['/', '/v1/skips/', '/saves/', '/bazaar/', '/stats/', '/rules/', '/verify/'];
+    templates.push(`/receipts/${firstOf('skip').id}/`, `/badge/${firstOf('pay').host}/`);
+    const overflow: string[] = [];
+    for (const path of templates) {
+      await phone.goto(`${t.url}${path}`);
+      const extra = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (extra > 0) overflow.push(`${path}: ${extra} px`);
+    }
+    await phone.context().close();
+    expect(overflow).toEqual([]);
+  }, 120_000);
 });
 
 describe('paging through 510 skips', () => {
