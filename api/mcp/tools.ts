@@ -110,8 +110,9 @@ const SPECS: Record<ToolName, ToolSpec> = {
   },
   get_rules: {
     description:
-      'The rules behind every answer: each reason code with its verdict and plain words, the confidence rules, ' +
-      'quality codes, free-trial headers recognized, the reputation formula and the limits. Free.',
+      'The rules behind every answer: each reason code with its verdict and plain words, the supported networks ' +
+      'and their USDC, the confidence rules, quality codes, free-trial headers recognized, the reputation formula ' +
+      'and the limits. Free.',
     input: null,
     output: null,
     paid: false,
