@@ -20,6 +20,7 @@ import {
   countDurable,
   type ServerProcess,
   type ServerStats,
+  serverCpuMs,
   startServer,
   tempDataDir,
 } from './_lib/processes.ts';
@@ -121,10 +122,10 @@ export async function run(): Promise<Result> {
       const drained = await service.stats();
       lag.behind += lag.answered - lag.files;
       lag.drainMs += drainMs;
-      lag.cpuWithFilesMs += cpuMs(drained, before);
+      lag.cpuWithFilesMs += serverCpuMs(drained, before);
       console.log(
         `${''.padEnd(34)} receipt files written when the load stopped: ${lag.files} of ${lag.answered}, all ${drainMs.toFixed(0)} ms later; ` +
-          `CPU per answer with its file ${(cpuMs(drained, before) / Math.max(1, checkResult.acceptedTotal)).toFixed(3)} ms`,
+          `CPU per answer with its file ${(serverCpuMs(drained, before) / Math.max(1, checkResult.acceptedTotal)).toFixed(3)} ms`,
       );
     }
     const serviceStats = await service.stats();
@@ -223,13 +224,8 @@ async function addLeg(leg: Leg, result: LoadResult, server: ServerProcess, befor
   leg.p99.push(result.latency.p99);
   leg.accepted += result.acceptedTotal;
   leg.errors += result.errors;
-  leg.cpuMs += cpuMs(after, before);
+  leg.cpuMs += serverCpuMs(after, before);
   return after;
-}
-
-/** Server CPU (user + system, all threads) between two stats, in ms. */
-function cpuMs(after: ServerStats, before: ServerStats): number {
-  return after.cpuUserMs + after.cpuSystemMs - before.cpuUserMs - before.cpuSystemMs;
 }
 
 function print(label: string, result: LoadResult, stats: ServerStats, before: ServerStats): void {
@@ -245,7 +241,7 @@ function print(label: string, result: LoadResult, stats: ServerStats, before: Se
 
 /** Server CPU time (user + system) over the whole load, warm-up included, per accepted answer, in ms. */
 function cpu(result: LoadResult, after: ServerStats, before: ServerStats): number {
-  return cpuMs(after, before) / Math.max(1, result.acceptedTotal);
+  return serverCpuMs(after, before) / Math.max(1, result.acceptedTotal);
 }
 
 /** The fdatasyncs between two stats: how many, and their mean (the floor's and the check's journals compared). */

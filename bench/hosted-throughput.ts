@@ -13,6 +13,7 @@ import { startSellers } from '../sandbox/sellers/index.ts';
 import { seedIntegrator } from '../test/helpers/integrators.ts';
 import { checkUrl, type Timed } from './_lib/http.ts';
 import { type LoadOptions, type LoadResult, runLoad } from './_lib/load.ts';
+import { serverCpuMs } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { type BenchService, startService } from './_lib/service.ts';
 import { line } from './_lib/stats.ts';
@@ -57,7 +58,7 @@ export async function run(): Promise<Result> {
       const before = await running.stats();
       const result = await runLoad({ ...load, ...options, accept: (a) => cachedTier(a) === tier });
       const after = await running.stats();
-      cpu[tier].ms += after.cpuUserMs + after.cpuSystemMs - before.cpuUserMs - before.cpuSystemMs;
+      cpu[tier].ms += serverCpuMs(after, before);
       cpu[tier].answers += result.acceptedTotal;
       results.push(result);
     };

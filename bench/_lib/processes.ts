@@ -25,6 +25,11 @@ export type ServerProcess = {
   output(): string;
 };
 
+/** Server CPU (user + system, all threads) between two of its stats, in ms. */
+export function serverCpuMs(after: ServerStats, before: ServerStats): number {
+  return after.cpuUserMs + after.cpuSystemMs - before.cpuUserMs - before.cpuSystemMs;
+}
+
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const INSTRUMENT = fileURLToPath(new URL('./instrument.ts', import.meta.url));
 
