@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_ASSETS } from '@x402/evm';
 import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
 import * as chains from 'viem/chains';
-import type { Usdc } from '../core/networks.ts';
+import { evmChainId, type Usdc } from '../core/networks.ts';
 
 /** The table as the SDK and viem give it today. */
 export function sdkNetworks(): { mainnetUsdc: Usdc[]; v1ChainIds: Record<string, number> } {
@@ -24,7 +24,7 @@ export function sdkNetworks(): { mainnetUsdc: Usdc[]; v1ChainIds: Record<string,
   );
   const mainnetUsdc: Usdc[] = [];
   for (const [network, [first]] of Object.entries(DEFAULT_ASSETS)) {
-    if (first?.symbol !== 'USDC' || testnets.has(Number(network.split(':')[1]))) continue;
+    if (first?.symbol !== 'USDC' || testnets.has(evmChainId(network))) continue;
     const { asset, name, version, decimals } = first;
     mainnetUsdc.push({ network, asset, name, version, decimals });
   }
