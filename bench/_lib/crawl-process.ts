@@ -131,17 +131,15 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
 
 /** The share of all cores' time that was not idle between two `os.cpus()` readings, in per cent. */
 function busyPct(before: CpuInfo[], after: CpuInfo[]): number {
-  let total = 0;
+  let busy = 0;
   let idle = 0;
-  after.forEach((cpu, i) => {
+  after.forEach(({ times: now }, i) => {
     const start = before[i]?.times;
     if (!start) return;
-    const now = cpu.times;
+    busy += now.user - start.user + (now.nice - start.nice) + (now.sys - start.sys) + (now.irq - start.irq);
     idle += now.idle - start.idle;
-    total += now.user - start.user + (now.nice - start.nice) + (now.sys - start.sys) + (now.irq - start.irq);
-    total += now.idle - start.idle;
   });
-  return total > 0 ? (100 * (total - idle)) / total : Number.NaN;
+  return busy + idle > 0 ? (100 * busy) / (busy + idle) : Number.NaN;
 }
 
 process.on('message', (message: { type?: string; listingsFile?: string; dataDir?: string }) => {
