@@ -24,7 +24,8 @@ export async function cliDeps(env: Record<string, string | undefined>) {
     ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
   });
   const endpoint: Omit<EndpointDeps, 'runId' | 'origin'> = {
-    prober: createProber({ allow, timeoutMs: CRAWL_TIMEOUT_MS }),
+    // A host's next GET takes the connection its last one left, to the same approved address (io/prober.ts).
+    prober: createProber({ allow, timeoutMs: CRAWL_TIMEOUT_MS, reuseConnections: true }),
     signer,
     now: () => new Date(),
     // Receipt ids: one call into the CSPRNG per 256 ids (io/random-pool.ts), not one per probe.

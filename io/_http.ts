@@ -1,6 +1,7 @@
 /**
  * One pinned HTTP/1.1 exchange for the prober: connect to an address that was already checked, send one
- * request, read status, headers and a capped body, and destroy the socket. Internal to `io/prober.ts`.
+ * request, read status, headers and a capped body, and destroy the socket, or, for a crawl's GET read to its
+ * end, hand it back to the prober's pool for the next probe of the same address. Internal to `io/prober.ts`.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import http from 'node:http';
@@ -21,6 +22,12 @@ export type ConnectTarget = {
   /** Request headers, `host` included (the URL's host[:port], not the pinned address). */
   headers: Record<string, string>;
   maxHeaderSize: number;
+  /**
+   * The connection may come from the prober's pool and go back to it: set for a crawl's GET only. Node keys the pool
+   * by the pinned address, port and TLS name, so a pooled socket only ever carries a probe to an address its own
+   * gate check approved.
+   */
+  reuse: boolean;
 };
 
 /** Opens the request (not yet ended). The seam tests use to prove no connection was attempted. */
@@ -34,15 +41,39 @@ export type RawExchange = {
   truncated: boolean;
 };
 
+/**
+ * A pooled connection failed before any answer came back: the seller had closed it as the request went out. An
+ * idempotent request may then be sent again on a new connection (RFC 9112 §9.3.1); the prober does so once.
+ */
+export class StaleConnectionError extends Error {
+  constructor(cause: unknown) {
+    super('[prober] a pooled connection was closed before it answered', { cause });
+    this.name = 'StaleConnectionError';
+  }
+}
+
 /** Where an exchange was when it stopped; names the `timeout_*` detail. */
 export type Stage = { name: 'dns' | 'connect' | 'response' | 'body' };
 
 /**
- * Builds the default {@link Connect}: `http(s).request` to the pinned IP, never through an agent (no keep-alive,
- * no pooled socket that a later probe could inherit). Extra TLS options (a test CA) may be given.
+ * A finished connection waits in the pool at most 1 s (shorter than the idle limits servers commonly set, so the
+ * seller rarely closes one as it is reused), and at most 3 per address: a crawl has no more in flight at a host.
+ */
+const POOL_OPTIONS = { keepAlive: true, maxFreeSockets: 3, timeout: 1000 };
+
+/**
+ * Builds the default {@link Connect}: `http(s).request` to the pinned IP. A target without `reuse` never goes
+ * through an agent (no keep-alive, no pooled socket that a later probe could inherit); one with `reuse` goes
+ * through this connect's own keep-alive pool, created on first use. Extra TLS options (a test CA) may be given.
  */
 export function createConnect(tls: { ca?: string | Buffer } = {}): Connect {
+  let pool: Record<ConnectTarget['protocol'], http.Agent> | null = null;
+  const pooled = (protocol: ConnectTarget['protocol']) => {
+    pool ??= { 'http:': new http.Agent(POOL_OPTIONS), 'https:': new https.Agent(POOL_OPTIONS) };
+    return pool[protocol];
+  };
   return (t) => {
+    const agent = t.reuse ? pooled(t.protocol) : false;
     const common = {
       host: t.address,
       family: t.family,
@@ -50,7 +81,7 @@ export function createConnect(tls: { ca?: string | Buffer } = {}): Connect {
       method: t.method,
       path: t.path,
       headers: t.headers,
-      agent: false as const,
+      agent,
       maxHeaderSize: t.maxHeaderSize,
       // `host` is an IP literal, so Node never resolves; this makes any attempt to resolve fail loudly.
       lookup: refuseLookup,
@@ -95,15 +126,16 @@ export function exchange(
     let size = 0;
     let req: ClientRequest | null = null;
 
-    const settle = (act: () => void) => {
+    // `keep`: the answer was read to its end, so a pooled socket may serve the next probe of its address.
+    const settle = (act: () => void, keep = false) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
       act();
-      req?.destroy();
+      if (!(keep && target.reuse)) req?.destroy();
     };
-    const partial = (truncated: boolean) =>
-      settle(() => resolve({ ...head!, body: Buffer.concat(chunks, size), truncated }));
+    const partial = (truncated: boolean, keep = false) =>
+      settle(() => resolve({ ...head!, body: Buffer.concat(chunks, size), truncated }), keep);
     const onAbort = () => settle(() => reject(signal.reason));
 
     stage.name = 'connect';
@@ -114,8 +146,16 @@ export function exchange(
     }
     signal.addEventListener('abort', onAbort, { once: true });
     // Listeners stay attached after settling: a late 'error' without a listener would crash the process.
-    req.on('error', (err) => (head === null ? settle(() => reject(err)) : partial(true)));
+    req.on('error', (err) => {
+      if (head !== null) return partial(true);
+      settle(() => reject(req?.reusedSocket ? new StaleConnectionError(err) : err));
+    });
     req.on('socket', (socket) => {
+      // A pooled socket is connected already: the wait from here on is for the answer.
+      if (req?.reusedSocket) {
+        stage.name = 'response';
+        return;
+      }
       socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
         if (stage.name === 'connect') stage.name = 'response';
       });
@@ -136,7 +176,7 @@ export function exchange(
         chunks.push(chunk);
         size += chunk.length;
       });
-      res.on('end', () => partial(false));
+      res.on('end', () => partial(false, true));
       res.on('close', () => partial(!res.complete));
     });
     req.end(body ?? undefined);

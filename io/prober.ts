@@ -8,7 +8,8 @@
  * - the connection goes to an address that was checked (`host: <ip>`, SNI and `Host` from the URL), so a DNS
  *   answer that changes between check and connect (rebinding) has no window;
  * - one budget (`timeoutMs`) covers DNS, connect, redirects, the 405 retry and the body; headers and body are
- *   capped; no agent, no keep-alive; the socket is destroyed when the exchange ends.
+ *   capped; the socket is destroyed when the exchange ends, except that a prober created with `reuseConnections`
+ *   (the crawl) keeps a GET's socket, read to its end, for the next probe of the same approved address.
  */
 import dns from 'node:dns';
 import type { HttpMethod, ProbeOutcome, ProbeResponse } from '../core/model.ts';
@@ -22,6 +23,7 @@ import {
   isConnectFailure,
   type RawExchange,
   type Stage,
+  StaleConnectionError,
 } from './_http.ts';
 
 export type { Connect, ConnectTarget } from './_http.ts';
@@ -49,6 +51,12 @@ export type ProberOptions = {
   now?: () => Date;
   userAgent?: string;
   connect?: Connect;
+  /**
+   * Keep each GET's connection, once its answer is read to the end, for the next probe of the same address: the
+   * crawl probes many URLs of a host and skips a TCP and TLS handshake per probe. Off by default: the live check
+   * opens a fresh connection for every probe.
+   */
+  reuseConnections?: boolean;
 };
 
 /** What a probe sends besides its URL and method. */
@@ -91,6 +99,7 @@ export function createProber(options: ProberOptions = {}): Prober {
   const now = options.now ?? (() => new Date());
   const userAgent = options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)';
   const connect = options.connect ?? createConnect();
+  const reuseConnections = options.reuseConnections ?? false;
 
   type Hop = Omit<ProbeResponse, 'methodUsed'>;
   type Step = { kind: 'response'; hop: Hop } | { kind: 'blocked' | 'unreachable'; detail: string };
@@ -161,11 +170,12 @@ export function createProber(options: ProberOptions = {}): Prober {
     postBody: string,
   ): Promise<RawExchange> {
     const https = url.protocol === 'https:';
+    // A POST is not idempotent, so it never rides a pooled connection that could fail under it.
+    let reuse = reuseConnections && method === 'GET';
     const headers: Record<string, string> = {
       host: url.host,
       accept: 'application/json',
       'user-agent': userAgent,
-      connection: 'close',
     };
     // Spec §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, spec §2.10).
     if (method === 'POST')
@@ -174,7 +184,7 @@ export function createProber(options: ProberOptions = {}): Prober {
         'content-length': String(Buffer.byteLength(postBody)),
       });
     const hostname = url.hostname.replace(/\.$/, '');
-    for (let i = 0; ; i++) {
+    for (let i = 0; ; ) {
       const address = addresses[i]!;
       const target: ConnectTarget = {
         protocol: https ? 'https:' : 'http:',
@@ -184,8 +194,9 @@ export function createProber(options: ProberOptions = {}): Prober {
         servername: literalAddress(url) === null ? hostname : null,
         method,
         path: `${url.pathname}${url.search}`,
-        headers,
+        headers: reuse ? headers : { ...headers, connection: 'close' },
         maxHeaderSize,
+        reuse,
       };
       try {
         return await exchange(connect, target, method === 'POST' ? postBody : null, {
@@ -195,7 +206,14 @@ export function createProber(options: ProberOptions = {}): Prober {
           skipBody: (status, h) => REDIRECTS.has(status) && h['location'] !== undefined,
         });
       } catch (err) {
-        if (signal.aborted || i + 1 >= addresses.length || !isConnectFailure(err)) throw err;
+        if (signal.aborted) throw err;
+        // The seller closed the pooled connection as the GET went out: once more, on a new one.
+        if (err instanceof StaleConnectionError) {
+          reuse = false;
+          continue;
+        }
+        if (i + 1 >= addresses.length || !isConnectFailure(err)) throw err;
+        i++;
       }
     }
   }

@@ -69,7 +69,11 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
   const assembly = createAssemblyThread();
   const result = await runCrawl(
     {
-      prober: createProber({ allow: parseCidrList('127.0.0.0/8'), timeoutMs: CRAWL_TIMEOUT_MS }),
+      prober: createProber({
+        allow: parseCidrList('127.0.0.0/8'),
+        timeoutMs: CRAWL_TIMEOUT_MS,
+        reuseConnections: true,
+      }),
       signer,
       assemble: assembly.assemble,
       now: () => new Date(),

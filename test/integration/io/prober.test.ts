@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
@@ -510,10 +510,164 @@ describe('prober: TLS is verified against the URL host name, not the pinned addr
     expect(outcome).toMatchObject({ kind: 'unreachable', detail: 'tls_error:ERR_TLS_CERT_ALTNAME_INVALID' });
   });
 
+  it('reuses a crawl connection only for the name its certificate was checked against', async () => {
+    const s = await https();
+    const real = createConnect({ ca: TEST_TLS.cert });
+    let handshakes = 0;
+    const connect = (t: ConnectTarget) => {
+      const req = real(t);
+      req.on('socket', () => {
+        if (!req.reusedSocket) handshakes++;
+      });
+      return req;
+    };
+    const { probe } = prober({ lookup: toLoopback, connect, reuseConnections: true });
+    for (const path of ['/a', '/b', '/c'])
+      expect(response(await probe(`https://${TEST_TLS.name}:${s.port}${path}`, 'GET')).status).toBe(402);
+    expect(handshakes).toBe(1);
+    // Same address and port, another name: a new handshake, which the certificate fails.
+    const outcome = await probe(`https://other.example:${s.port}/d`, 'GET');
+    expect(outcome).toMatchObject({ kind: 'unreachable', detail: 'tls_error:ERR_TLS_CERT_ALTNAME_INVALID' });
+    expect(handshakes).toBe(2);
+    expect(s.seen.map((r) => r.url)).toEqual(['/a', '/b', '/c']);
+  });
+
   it('refuses an untrusted certificate', async () => {
     const s = await https();
     const outcome = await prober({ lookup: toLoopback }).probe(`https://${TEST_TLS.name}:${s.port}/`, 'GET');
     expect(outcome.kind).toBe('unreachable');
     expect(outcome.kind === 'unreachable' && outcome.detail).toMatch(/^tls_error:/);
+  });
+});
+
+describe('prober: a crawl keeps GET connections for the next probe of the same address', () => {
+  /**
+   * A raw HTTP/1.1 server that keeps connections open: each whole request (head and `content-length` body) goes to
+   * `answer` with the number of its connection, and is recorded with it.
+   */
+  async function keepAliveServer(
+    answer: (socket: Socket, connection: number, request: string) => void,
+    host = '127.0.0.1',
+    port = 0,
+  ) {
+    const requests: Array<{ connection: number; text: string }> = [];
+    let connections = 0;
+    const sockets = new Set<Socket>();
+    const server = net.createServer((socket) => {
+      const connection = connections++;
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('latin1');
+        for (let end = buffered.indexOf('\r\n\r\n'); end !== -1; end = buffered.indexOf('\r\n\r\n')) {
+          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+          if (buffered.length < end + 4 + length) break;
+          const text = buffered.slice(0, end + 4 + length);
+          buffered = buffered.slice(end + 4 + length);
+          requests.push({ connection, text });
+          answer(socket, connection, text);
+        }
+      });
+    });
+    await new Promise<void>((done) => server.listen(port, host, done));
+    const bound = (server.address() as { port: number }).port;
+    servers.push({
+      port: bound,
+      origin: `http://${host}:${bound}`,
+      seen: [],
+      close: () =>
+        new Promise<void>((done) => {
+          for (const socket of sockets) socket.destroy();
+          server.close(() => done());
+        }),
+    });
+    return { port: bound, origin: `http://${host}:${bound}`, requests, connections: () => connections };
+  }
+
+  const KEEP_ALIVE_402 =
+    'HTTP/1.1 402 Payment Required\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\n{}';
+  const answer402 = (socket: Socket) => socket.write(KEEP_ALIVE_402);
+
+  it('probes a host three times over one connection, and over three without reuseConnections', async () => {
+    const s = await keepAliveServer(answer402);
+    const pooled = prober({ reuseConnections: true });
+    for (const path of ['/a', '/b', '/c'])
+      expect(response(await pooled.probe(`${s.origin}${path}`, 'GET')).status).toBe(402);
+    expect(s.connections()).toBe(1);
+    expect(s.requests.map((r) => r.text)).not.toContainEqual(expect.stringMatching(/connection: close/i));
+
+    const fresh = await keepAliveServer(answer402);
+    const plain = prober();
+    for (const path of ['/a', '/b', '/c'])
+      expect(response(await plain.probe(`${fresh.origin}${path}`, 'GET')).status).toBe(402);
+    expect(fresh.connections()).toBe(3);
+    for (const r of fresh.requests) expect(r.text).toMatch(/\r\nconnection: close\r\n/i);
+  });
+
+  it('never carries a probe to an address its own check did not approve', async () => {
+    const first = await keepAliveServer(answer402);
+    const second = await keepAliveServer(answer402, '127.0.0.2', first.port);
+    let calls = 0;
+    const lookup: Lookup = async () => [{ address: calls++ === 0 ? '127.0.0.1' : '127.0.0.2', family: 4 }];
+    const { probe, connect } = prober({ reuseConnections: true, lookup });
+    expect(response(await probe(`http://seller.example:${first.port}/a`, 'GET')).status).toBe(402);
+    expect(response(await probe(`http://seller.example:${first.port}/b`, 'GET')).status).toBe(402);
+    expect(connect.mock.calls.map(([t]) => t.address)).toEqual(['127.0.0.1', '127.0.0.2']);
+    expect(first.requests.map((r) => r.text.split(' ')[1])).toEqual(['/a']);
+    expect(second.requests.map((r) => r.text.split(' ')[1])).toEqual(['/b']);
+  });
+
+  it('sends a GET once more, on a new connection, when the seller closed the pooled one under it', async () => {
+    const s = await keepAliveServer((socket, connection, request) => {
+      // The first connection is reset as its second request arrives, as a seller that closed it at that moment.
+      if (connection === 0 && request.startsWith('GET /b ')) socket.resetAndDestroy();
+      else socket.write(KEEP_ALIVE_402);
+    });
+    const { probe } = prober({ reuseConnections: true });
+    expect(response(await probe(`${s.origin}/a`, 'GET')).status).toBe(402);
+    expect(response(await probe(`${s.origin}/b`, 'GET')).status).toBe(402);
+    expect(s.requests.map((r) => [r.connection, r.text.split(' ')[1]])).toEqual([
+      [0, '/a'],
+      [0, '/b'],
+      [1, '/b'],
+    ]);
+    expect(s.requests[2]!.text).toMatch(/\r\nconnection: close\r\n/i);
+  });
+
+  it('times out a pooled connection that never answers as timeout_response', async () => {
+    const s = await keepAliveServer((socket, connection, request) => {
+      if (!(connection === 0 && request.startsWith('GET /b '))) socket.write(KEEP_ALIVE_402);
+    });
+    const { probe } = prober({ reuseConnections: true, timeoutMs: 300 });
+    expect(response(await probe(`${s.origin}/a`, 'GET')).status).toBe(402);
+    expect(await probe(`${s.origin}/b`, 'GET')).toMatchObject({
+      kind: 'timeout',
+      detail: 'timeout_response',
+    });
+    expect(s.connections()).toBe(1);
+  });
+
+  it('opens a new connection for every POST, and after a body cut at the cap while it still came in', async () => {
+    const s = await keepAliveServer((socket, _connection, request) =>
+      socket.write(
+        request.startsWith('GET /big ')
+          ? `HTTP/1.1 402 Payment Required\r\ncontent-length: 100000\r\n\r\n${'x'.repeat(3000)}`
+          : KEEP_ALIVE_402,
+      ),
+    );
+    const { probe } = prober({ reuseConnections: true, maxBodyBytes: 1000 });
+    expect(response(await probe(`${s.origin}/p1`, 'POST')).status).toBe(402);
+    expect(response(await probe(`${s.origin}/p2`, 'POST')).status).toBe(402);
+    expect(response(await probe(`${s.origin}/big`, 'GET')).bodyTruncated).toBe(true);
+    expect(response(await probe(`${s.origin}/after`, 'GET')).status).toBe(402);
+    expect(s.requests.map((r) => [r.connection, r.text.split(' ')[1]])).toEqual([
+      [0, '/p1'],
+      [1, '/p2'],
+      [2, '/big'],
+      [3, '/after'],
+    ]);
+    for (const r of s.requests.slice(0, 2)) expect(r.text).toMatch(/\r\nconnection: close\r\n/i);
   });
 });
