@@ -84,7 +84,7 @@ export async function run(): Promise<Result> {
     const exited = new Promise((resolve) => crawler.once('exit', resolve));
     crawler.disconnect();
     await exited;
-    const seen = await ask<{ maxInFlight: number; paymentHeaders: number }>(
+    const seen = await ask<{ maxInFlight: number; paymentHeaders: number; connections: number }>(
       fleet,
       { type: 'stats' },
       'stats',
@@ -105,7 +105,7 @@ export async function run(): Promise<Result> {
       .map((n) => n.toFixed(2))
       .join(' ');
     console.log(
-      `crawl: ${m.total} endpoints on ${hostCount} hosts; probing ${(m.probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}, GC pauses ${gcMsPerProbe.toFixed(3)}); machine ${m.probingMachineBusyPct.toFixed(0)} % busy; peak RSS ${peakRssMiB.toFixed(0)} MiB; most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load}`,
+      `crawl: ${m.total} endpoints on ${hostCount} hosts; probing ${(m.probingMs / 1000).toFixed(2)} s against a bound of ${(bound / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${cpuMsPerProbe.toFixed(3)} ms per probe (main thread ${threadMsPerProbe.toFixed(3)}, GC pauses ${gcMsPerProbe.toFixed(3)}); machine ${m.probingMachineBusyPct.toFixed(0)} % busy; peak RSS ${peakRssMiB.toFixed(0)} MiB; connections ${seen.connections}; most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load}`,
     );
     return {
       bench: 'crawl',
@@ -149,6 +149,7 @@ export async function run(): Promise<Result> {
           unit: 'MiB',
           target: { max: 400 },
         },
+        { name: 'connections the fleet accepted', value: seen.connections, unit: 'connections' },
         {
           name: 'most requests in flight at one host',
           value: seen.maxInFlight,

@@ -2,8 +2,8 @@
  * The simulated fleet of `bench/crawl.ts`, in a process of its own (forked by the bench), so the crawl's CPU and
  * RSS are measured alone, as they are in production where sellers are remote. Host `h` answers an honest 402
  * after its own latency (200–1000 ms, deterministic). Over IPC: `{ type: 'start', hosts }` answers the hosts'
- * origins and latencies; `{ type: 'stats' }` answers the most requests any host had in flight and the payment
- * headers seen. The fleet exits when the bench goes away.
+ * origins and latencies; `{ type: 'stats' }` answers the most requests any host had in flight, the payment
+ * headers seen and the connections accepted. The fleet exits when the bench goes away.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +15,7 @@ export type FleetHost = { origin: string; latencyMs: number };
 
 let maxInFlight = 0;
 let paymentHeaders = 0;
+let connections = 0;
 
 async function startHosts(count: number): Promise<FleetHost[]> {
   const hosts: FleetHost[] = [];
@@ -34,6 +35,7 @@ async function startHosts(count: number): Promise<FleetHost[]> {
         res.end('{}');
       }, latencyMs);
     });
+    server.on('connection', () => connections++);
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', 1024, done));
     hosts.push({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, latencyMs });
   }
@@ -43,6 +45,6 @@ async function startHosts(count: number): Promise<FleetHost[]> {
 process.on('message', (message: { type?: string; hosts?: number }) => {
   if (message.type === 'start')
     void startHosts(message.hosts ?? 500).then((hosts) => process.send?.({ type: 'hosts', hosts }));
-  if (message.type === 'stats') process.send?.({ type: 'stats', maxInFlight, paymentHeaders });
+  if (message.type === 'stats') process.send?.({ type: 'stats', maxInFlight, paymentHeaders, connections });
 });
 process.on('disconnect', () => process.exit(0));
