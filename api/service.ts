@@ -104,9 +104,15 @@ export async function createService(config: Config, overrides: ServiceOverrides 
   });
 
   const allow = parseCidrList(config.probeAllowCidrs);
+  // A seller's next GET within a second takes the connection its last one left, to the same approved address.
   const prober =
     overrides.prober ??
-    createProber({ allow, now, ...(overrides.lookup ? { lookup: overrides.lookup } : {}) });
+    createProber({
+      allow,
+      now,
+      reuseConnections: true,
+      ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
+    });
   const facilitator =
     overrides.facilitator ??
     (config.facilitatorUrl

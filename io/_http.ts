@@ -1,7 +1,7 @@
 /**
  * One pinned HTTP/1.1 exchange for the prober: connect to an address that was already checked, send one
- * request, read status, headers and a capped body, and destroy the socket, or, for a crawl's GET read to its
- * end, hand it back to the prober's pool for the next probe of the same address. Internal to `io/prober.ts`.
+ * request, read status, headers and a capped body, and destroy the socket, or, for a GET read to its end, hand it
+ * back to the prober's pool for the next probe of the same address. Internal to `io/prober.ts`.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import http from 'node:http';
@@ -23,9 +23,9 @@ export type ConnectTarget = {
   headers: Record<string, string>;
   maxHeaderSize: number;
   /**
-   * The connection may come from the prober's pool and go back to it: set for a crawl's GET only. Node keys the pool
-   * by the pinned address, port and TLS name, so a pooled socket only ever carries a probe to an address its own
-   * gate check approved.
+   * The connection may come from the prober's pool and go back to it (a GET of a prober with `reuseConnections`).
+   * Node keys the pool by the pinned address, port and TLS name, so a pooled socket only ever carries a probe to an
+   * address its own gate check approved.
    */
   reuse: boolean;
 };
@@ -57,7 +57,7 @@ export type Stage = { name: 'dns' | 'connect' | 'response' | 'body' };
 
 /**
  * A finished connection waits in the pool at most 1 s (shorter than the idle limits servers commonly set, so the
- * seller rarely closes one as it is reused), and at most 3 per address: a crawl has no more in flight at a host.
+ * seller rarely closes one as it is reused), and at most 3 per address (a crawl has no more in flight at a host).
  */
 const POOL_OPTIONS = { keepAlive: true, maxFreeSockets: 3, timeout: 1000 };
 

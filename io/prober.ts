@@ -9,7 +9,7 @@
  *   answer that changes between check and connect (rebinding) has no window;
  * - one budget (`timeoutMs`) covers DNS, connect, redirects, the 405 retry and the body; headers and body are
  *   capped; the socket is destroyed when the exchange ends, except that a prober created with `reuseConnections`
- *   (the crawl) keeps a GET's socket, read to its end, for the next probe of the same approved address.
+ *   keeps a GET's socket, read to its end, for the next probe of the same approved address within a second.
  */
 import dns from 'node:dns';
 import type { HttpMethod, ProbeOutcome, ProbeResponse } from '../core/model.ts';
@@ -52,9 +52,9 @@ export type ProberOptions = {
   userAgent?: string;
   connect?: Connect;
   /**
-   * Keep each GET's connection, once its answer is read to the end, for the next probe of the same address: the
-   * crawl probes many URLs of a host and skips a TCP and TLS handshake per probe. Off by default: the live check
-   * opens a fresh connection for every probe.
+   * Keep each GET's connection, once its answer is read to the end, for the next probe of the same address within a
+   * second: a crawl probes many URLs of a host, and a router checks many endpoints of a popular seller, each reuse
+   * saving a TCP and TLS handshake. The service and the crawl turn it on; off, every probe opens a fresh connection.
    */
   reuseConnections?: boolean;
 };

@@ -233,6 +233,30 @@ describe('the forgery gate', () => {
   });
 });
 
+describe('connections to a seller', () => {
+  it('checks of one seller within a second share a connection; a POST check opens its own', async () => {
+    let sockets = 0;
+    const requests: string[] = [];
+    const seller = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      req.resume();
+      res.writeHead(402, { 'content-type': 'application/json' }).end('{}');
+    });
+    seller.on('connection', () => sockets++);
+    await new Promise<void>((resolve) => seller.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = seller.address() as AddressInfo;
+      for (const path of ['/a', '/b', '/c']) await check({ url: `http://127.0.0.1:${port}${path}` });
+      expect({ sockets, requests }).toEqual({ sockets: 1, requests: ['GET /a', 'GET /b', 'GET /c'] });
+      await check({ url: `http://127.0.0.1:${port}/d`, method: 'POST' });
+      expect({ sockets, requests: requests.length }).toEqual({ sockets: 2, requests: 4 });
+    } finally {
+      seller.closeAllConnections();
+      await new Promise<void>((resolve) => seller.close(() => resolve()));
+    }
+  });
+});
+
 describe('receipts', () => {
   it('every answer names a receipt that verifies with an independent Ed25519 implementation', async () => {
     const body = await check({ url: fleet.urls['sdk-ok'], claimed_price: '0.01' });

@@ -40,7 +40,8 @@ afterAll(async () => {
 /** A prober that counts what it sends per request (URL and body) and in flight per host, and can fail on a chosen
  *  probe. */
 function countingProber(failOn: number | null) {
-  const inner = createProber({ allow, timeoutMs: 5000 });
+  // As `npm run crawl` builds it (crawl/cli-deps.ts): a host's connections kept for its next GET.
+  const inner = createProber({ allow, timeoutMs: 5000, reuseConnections: true });
   const sent = new Map<string, number>();
   const inFlight = new Map<string, number>();
   let maxInFlight = 0;

@@ -510,7 +510,7 @@ describe('prober: TLS is verified against the URL host name, not the pinned addr
     expect(outcome).toMatchObject({ kind: 'unreachable', detail: 'tls_error:ERR_TLS_CERT_ALTNAME_INVALID' });
   });
 
-  it('reuses a crawl connection only for the name its certificate was checked against', async () => {
+  it('reuses a connection only for the name its certificate was checked against', async () => {
     const s = await https();
     const real = createConnect({ ca: TEST_TLS.cert });
     let handshakes = 0;
@@ -540,7 +540,7 @@ describe('prober: TLS is verified against the URL host name, not the pinned addr
   });
 });
 
-describe('prober: a crawl keeps GET connections for the next probe of the same address', () => {
+describe('prober: reuseConnections keeps GET connections for the next probe of the same address', () => {
   /**
    * A raw HTTP/1.1 server that keeps connections open: each whole request (head and `content-length` body) goes to
    * `answer` with the number of its connection, and is recorded with it.
