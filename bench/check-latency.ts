@@ -4,8 +4,8 @@
  *
  * Method: the seller `sdk-ok` (the official SDK's Hono middleware) runs in this process; the service runs in its
  * own process (`api/main.ts`, real prober, journal fsync on). Each round sends, one after the other:
- * a direct GET to the seller on a kept-alive connection, a direct GET on a fresh connection (the prober opens a
- * fresh connection per probe), a check of a URL never checked before (`?i=<n>` makes each one a cache miss; the
+ * a direct GET to the seller on a kept-alive connection, a direct GET on a fresh connection (what a probe pays when
+ * the seller had no connection left in the prober's pool), a check of a URL never checked before (`?i=<n>` makes each one a cache miss; the
  * seller still answers 402), and a check of one URL probed before (a cache hit). Interleaving puts all four under
  * the same conditions. "Added" is the percentile of the checks minus the same percentile of the direct GETs
  * (percentiles do not subtract exactly; the paired per-round difference is printed beside it).
@@ -130,7 +130,7 @@ export async function run(): Promise<Result> {
       figures,
       notes: [
         `${rounds} sequential rounds (one request in flight at a time); ${syncs} fsyncs for ${2 * rounds} checks`,
-        'added = percentile(check) - percentile(direct keep-alive GET); the fresh-connection baseline matches the prober, which never reuses a connection',
+        'added = percentile(check) - percentile(direct keep-alive GET); a miss reuses the connection the miss before it left (the prober keeps a GET connection for 1 s); the fresh-connection baseline is what a probe pays without one',
       ],
     };
   } finally {
