@@ -60,6 +60,12 @@ export async function openState(
   const sql = await connectPostgres(config.database.url, { poolSize: config.database.poolSize });
   try {
     const store = postgresStore(sql, { endPool: false });
+    // In the background: the instance answers meanwhile, and its first lookup waits for what is left of the load.
+    store
+      .preloadPaidCalls()
+      .catch((error: unknown) =>
+        console.error('[spotcheck] [store] recent paid calls not loaded yet', error),
+      );
     return {
       store,
       quota: await openPostgresQuota(sql, now, saltCheck),

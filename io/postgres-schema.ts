@@ -65,6 +65,16 @@ CREATE TABLE invoices (
   body TEXT NOT NULL, status TEXT NOT NULL, tx TEXT, paid_at TEXT);
 `,
   },
+  {
+    version: 3,
+    name: 'versioned paid calls, so each instance keeps the recent ones in memory and catches up by version',
+    sql: `
+CREATE TABLE paid_calls_version (one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one), version BIGINT NOT NULL);
+INSERT INTO paid_calls_version (one, version) VALUES (true, 0);
+ALTER TABLE paid_calls ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX paid_calls_by_version ON paid_calls (version);
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

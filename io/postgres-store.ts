@@ -1,7 +1,7 @@
 /**
- * The PostgreSQL store (issue 10): the same port as DuckDB (`io/store.ts`), passing the same contract suite. Nothing
- * is cached per instance, so several instances could share it; the service does not open it yet (`DATABASE_URL` is
- * not wired: docs/decisions.md).
+ * The PostgreSQL store (issue 10): the same port as DuckDB (`io/store.ts`), passing the same contract suite, opened
+ * by every instance of the service when `DATABASE_URL` is set. Nothing is cached per instance but the recent paid
+ * calls, which are loaded again whenever another instance added one (`io/_postgres-paid-calls.ts`).
  *
  * Receipt and observation writes are group-committed: `indexReceipts` starts a flush at once when none runs, and
  * rows queued meanwhile go in the next one, so a burst costs a few multi-row inserts and a row is visible to other
@@ -11,12 +11,12 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
 import type { HostObservation } from '../core/reputation.ts';
+import { type PostgresPaidCalls, postgresPaidCalls } from './_postgres-paid-calls.ts';
 import {
   insertChunk,
   serialFlush,
   toHostCheck,
   toListing,
-  toPaidCall,
   toReceiptSummary,
   toStoredObservation,
 } from './_store-rows.ts';
@@ -43,19 +43,21 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
 }
 
 /** The PostgreSQL store, which can also say when a receipt's row is committed. */
-export type PostgresStore = Store & {
-  /**
-   * Resolves once the receipt `id`, queued by `indexReceipts`, is committed where every instance reads it; rejects
-   * when the index could not take it (the ledger then does not acknowledge it: issue 10 item 1).
-   */
-  committed(id: string): Promise<void>;
-};
+export type PostgresStore = Store &
+  Pick<PostgresPaidCalls, 'preloadPaidCalls'> & {
+    /**
+     * Resolves once the receipt `id`, queued by `indexReceipts`, is committed where every instance reads it; rejects
+     * when the index could not take it (the ledger then does not acknowledge it: issue 10 item 1).
+     */
+    committed(id: string): Promise<void>;
+  };
 
 /** Receipt ids the index refused, kept for {@link PostgresStore.committed} (bounded: old ones are dropped). */
 const REFUSED_KEPT = 10_000;
 
 /** The store over a migrated pool; `endPool` says whether `close()` ends the pool (false when it is shared). */
 export function postgresStore(sql: Sql, options: { endPool: boolean }): PostgresStore {
+  const paidCalls = postgresPaidCalls(sql);
   const refused = new Set<string>();
   const refuse = (id: string) => {
     if (refused.size >= REFUSED_KEPT) refused.delete(refused.values().next().value as string);
@@ -166,27 +168,7 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
       });
       return rows.length;
     },
-    async addPaidCall(r) {
-      // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
-      await sql.begin(async (tx) => {
-        if (r.receipt_id !== null) await tx`DELETE FROM paid_calls WHERE receipt_id = ${r.receipt_id}`;
-        await tx`INSERT INTO paid_calls ${tx({ ...r, host: hostOf(r.endpoint_url) })}`;
-      });
-    },
-    async paidCalls({ task, endpoint, host, perService }) {
-      const filters = [
-        task !== undefined ? sql`task = ${task}` : null,
-        endpoint !== undefined ? sql`(service_id = ${endpoint} OR endpoint_url = ${endpoint})` : null,
-        host !== undefined ? sql`host = ${host}` : null,
-      ].filter((f) => f !== null);
-      const where = filters.reduce((acc, f, i) => (i === 0 ? sql`WHERE ${f}` : sql`${acc} AND ${f}`), sql``);
-      // newestFirst (core/catalog.ts): time, then settlement transaction, both descending.
-      const rows = await sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY service_id
-          ORDER BY called_at DESC, coalesce(settlement_tx, '') DESC) AS n FROM paid_calls ${where}) ranked
-        WHERE n <= ${Math.max(0, Math.floor(perService))}
-        ORDER BY called_at DESC, coalesce(settlement_tx, '') DESC, service_id`;
-      return rows.map(toPaidCall);
-    },
+    ...paidCalls,
     async observationsByHost(host, limit) {
       await flush();
       const rows = await sql`SELECT * FROM (SELECT method || ' ' || url_norm AS endpoint, *, row_number() OVER

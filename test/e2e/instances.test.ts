@@ -9,8 +9,11 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseServiceKey } from '../../core/service-key.ts';
+import { parseTasks } from '../../core/tasks.ts';
+import { runKnownAnswers } from '../../crawl/known-answers.ts';
+import { knownAnswerDeps } from '../../crawl/known-answers-deps.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { loadSalt } from '../../io/secrets.ts';
 import { issuedKey, runCli } from '../helpers/cli.ts';
@@ -36,7 +39,7 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
   beforeAll(async () => {
     pg = await startPostgres();
     databaseUrl = await pg.createDatabase();
-    paid = await startPaidWorld({ buyers: 2 });
+    paid = await startPaidWorld({ buyers: 3 });
     // One keys folder, copied to every instance before any starts (docs/deploy.md).
     const keys = join(dirs[0]!, 'keys');
     await loadSigningKeys({ dir: keys });
@@ -243,6 +246,46 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
         if (i > 100) throw new Error(`${instance.base} still takes a revoked key`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+    }
+  });
+
+  it("puts a known-answer run one instance took in into every instance's lookups", async () => {
+    const parsed = parseTasks(paid.world.taskSellers.tasks);
+    if (!parsed.ok) throw new Error(parsed.message);
+    const task = parsed.value[0]!;
+    const keys = await loadSigningKeys({ dir: join(dirs[0]!, 'keys') });
+    const result = await runKnownAnswers(
+      knownAnswerDeps({
+        dataDir: dirs[0]!,
+        baseUrl: instances[0]!.base,
+        allowCidrs: '127.0.0.0/8',
+        account: paid.buyer(2),
+        signer: keys.signer,
+        progressOut: { write: () => true },
+        log: () => {},
+      }),
+      { tasks: [task], n: 1, budgetUsd: '1', resume: false },
+    );
+    expect(result.committed).toBeGreaterThan(0n);
+    // The run is published under the first instance's DATA_DIR; that one takes it in (at most a second later).
+    await vi.waitFor(
+      async () => {
+        const res = await fetch(`${instances[0]!.base}/v1/tasks`);
+        const names = ((await res.json()) as { tasks: Array<{ name: string }> }).tasks.map((t) => t.name);
+        expect(names).toContain(task.name);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const right = new URL(paid.world.state.taskSellers[`${task.name}/right`]!.url).href;
+    // Free lookups from one client: three of its five a day, one on each instance.
+    const ask = fetchFrom('198.18.9.1');
+    for (const instance of instances) {
+      const res = await ask(`${instance.base}/v1/lookup?${new URLSearchParams({ endpoint: right, n: '3' })}`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as {
+        results: Array<{ endpoint: string; calls: number; pass_rate: number }>;
+      };
+      expect(body.results.map((e) => [e.endpoint, e.calls, e.pass_rate])).toEqual([[right, 1, 1]]);
     }
   });
 

@@ -4,6 +4,7 @@
  */
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+import { paidCallRecord } from '../../../core/catalog.ts';
 import { MIGRATIONS, migrate } from '../../../io/postgres-schema.ts';
 import { openPostgresStore } from '../../../io/postgres-store.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
@@ -51,6 +52,81 @@ describe.skipIf(postgresMissing !== null)('postgres store', () => {
     } finally {
       await store.close();
     }
+  });
+
+  describe('paid calls of several instances', () => {
+    const call = (url: string, minute: number, receipt: string, knownAnswer: 'pass' | 'fail' = 'pass') =>
+      paidCallRecord({
+        endpoint_url: url,
+        task: 'fx-rate',
+        called_at: new Date(Date.UTC(2026, 10, 1, 0, minute)).toISOString(),
+        price_atomic: '10000',
+        network: 'eip155:8453',
+        pay_to: '0x1111111111111111111111111111111111111111',
+        settlement_tx: `0x${String(minute).padStart(64, '0')}`,
+        delivered: true,
+        known_answer: knownAnswer,
+        http_status: 200,
+        receipt_id: receipt,
+      });
+    const lookup = { task: 'fx-rate', perService: 20 } as const;
+
+    it("answers another instance's adds in its next lookup, a call added again replacing the one it had", async () => {
+      const url = await pg.createDatabase();
+      const [a, b] = [await openPostgresStore(url), await openPostgresStore(url)];
+      try {
+        await a.addPaidCall(call('https://a.example/fx', 1, 'sc-one'));
+        expect((await b.paidCalls(lookup)).map((r) => r.receipt_id)).toEqual(['sc-one']);
+        await a.addPaidCall(call('https://a.example/fx', 2, 'sc-two'));
+        await a.addPaidCall(call('https://a.example/fx', 1, 'sc-one', 'fail'));
+        const seen = await b.paidCalls(lookup);
+        expect(seen.map((r) => [r.receipt_id, r.known_answer])).toEqual([
+          ['sc-two', 'pass'],
+          ['sc-one', 'fail'],
+        ]);
+        // The instance that added answers the same without reading the table again.
+        expect(await a.paidCalls(lookup)).toEqual(seen);
+        // An add of its own right after one of another instance's does not skip that one.
+        await b.addPaidCall(call('https://b.example/fx', 3, 'sc-three'));
+        await a.addPaidCall(call('https://c.example/fx', 4, 'sc-four'));
+        const ids = (await a.paidCalls(lookup)).map((r) => r.receipt_id);
+        expect(ids.sort()).toEqual(['sc-four', 'sc-one', 'sc-three', 'sc-two']);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('numbers concurrent adds of two instances one by one, and a third instance catches up on all of them', async () => {
+      const url = await pg.createDatabase();
+      const stores = [
+        await openPostgresStore(url),
+        await openPostgresStore(url),
+        await openPostgresStore(url),
+      ];
+      const [a, b, c] = stores as [(typeof stores)[0], (typeof stores)[0], (typeof stores)[0]];
+      try {
+        // The third one holds the (empty) table before the adds, so it has to catch up on every one of them.
+        expect(await c.paidCalls(lookup)).toEqual([]);
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            (i % 2 === 0 ? a : b).addPaidCall(call(`https://s${i}.example/fx`, i, `sc-${i}`)),
+          ),
+        );
+        const sql = postgres(url, { max: 1, onnotice: () => {} });
+        try {
+          const versions = await sql`SELECT version FROM paid_calls ORDER BY version`;
+          expect(versions.map((row) => Number(row.version))).toEqual(
+            Array.from({ length: 40 }, (_, i) => i + 1),
+          );
+        } finally {
+          await sql.end();
+        }
+        expect((await c.paidCalls(lookup)).length).toBe(40);
+        expect((await a.paidCalls(lookup)).length).toBe(40);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+      }
+    });
   });
 
   it('refuses to start on a schema newer than the build knows', async () => {
