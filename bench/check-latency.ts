@@ -5,10 +5,11 @@
  * Method: the seller `sdk-ok` (the official SDK's Hono middleware) runs in this process; the service runs in its
  * own process (`api/main.ts`, real prober, journal fsync on). Each round sends, one after the other:
  * a direct GET to the seller on a kept-alive connection, a direct GET on a fresh connection (what a probe pays when
- * the seller had no connection left in the prober's pool), a check of a URL never checked before (`?i=<n>` makes each one a cache miss; the
- * seller still answers 402), and a check of one URL probed before (a cache hit). Interleaving puts all four under
- * the same conditions. "Added" is the percentile of the checks minus the same percentile of the direct GETs
- * (percentiles do not subtract exactly; the paired per-round difference is printed beside it).
+ * the seller had no connection left in the prober's pool), a check of a URL never checked before (`?i=<n>` makes
+ * each one a cache miss; the seller still answers 402), and a check of one URL probed before (a cache hit).
+ * Interleaving puts all four under the same conditions. "Added" is the percentile of the checks minus the same
+ * percentile of the direct GETs (percentiles do not subtract exactly; the paired per-round difference is printed
+ * beside it).
  */
 import type { Agent } from 'node:http';
 import { checkUrl, keepAliveAgent, type Timed, timedGet } from './_lib/http.ts';

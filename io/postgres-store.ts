@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL store (issue 10): the same port as DuckDB (`io/store.ts`), passing the same contract suite, opened
  * by every instance of the service when `DATABASE_URL` is set. Nothing is cached per instance but the recent paid
- * calls, which are loaded again whenever another instance added one (`io/_postgres-paid-calls.ts`).
+ * calls, which each instance brings up to date by number at its next lookup (`io/_postgres-paid-calls.ts`).
  *
  * Receipt and observation writes are group-committed: `indexReceipts` starts a flush at once when none runs, and
  * rows queued meanwhile go in the next one, so a burst costs a few multi-row inserts and a row is visible to other
@@ -42,7 +42,7 @@ export async function openPostgresStore(url: string, options: { poolSize?: numbe
   return postgresStore(await connectPostgres(url, options), { endPool: true });
 }
 
-/** The PostgreSQL store, which can also say when a receipt's row is committed. */
+/** The PostgreSQL store, which can also say when a receipt's row is committed and load the recent paid calls ahead. */
 export type PostgresStore = Store &
   Pick<PostgresPaidCalls, 'preloadPaidCalls'> & {
     /**
