@@ -636,6 +636,30 @@ describe('prober: reuseConnections keeps GET connections for the next probe of t
     expect(s.requests[2]!.text).toMatch(/\r\nconnection: close\r\n/i);
   });
 
+  it('answers every probe once when the seller closes idle connections just as they are reused', async () => {
+    // The seller drops a connection 40 ms after its last request; probes come every 35-45 ms, so some go out on a
+    // connection the seller is closing at that moment.
+    const idle = new WeakMap<Socket, NodeJS.Timeout>();
+    const s = await keepAliveServer((socket) => {
+      socket.write(KEEP_ALIVE_402);
+      clearTimeout(idle.get(socket));
+      idle.set(
+        socket,
+        realSetTimeout(() => socket.destroy(), 40),
+      );
+    });
+    const { probe } = prober({ reuseConnections: true });
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      statuses.push(response(await probe(`${s.origin}/u${i}`, 'GET')).status);
+      await new Promise((resolve) => realSetTimeout(resolve, 35 + Math.random() * 10));
+    }
+    expect(statuses).toEqual(Array(60).fill(402));
+    const paths = s.requests.map((r) => r.text.split(' ')[1]);
+    expect(new Set(paths).size).toBe(60);
+    expect(paths).toHaveLength(60);
+  });
+
   it('times out a pooled connection that never answers as timeout_response', async () => {
     const s = await keepAliveServer((socket, connection, request) => {
       if (!(connection === 0 && request.startsWith('GET /b '))) socket.write(KEEP_ALIVE_402);
