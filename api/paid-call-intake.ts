@@ -3,6 +3,8 @@
  * names a run not yet taken in, every published run not yet taken in is read (its paid-call records into the store,
  * its receipts into the receipt index, its tasks into the task list). Records are idempotent by receipt id, so a
  * restart that reads every run again changes nothing. Checks of the pointer are throttled to one a second.
+ * With `DATABASE_URL` the tasks also go to the table every instance reads (`shared`), and each look takes in the
+ * tasks other instances recorded, so every instance lists and accepts the same tasks.
  */
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -18,6 +20,7 @@ import {
   readNdjson,
   readPointer,
 } from '../io/crawl-runs.ts';
+import type { SharedTasks } from '../io/postgres-tasks.ts';
 import type { ReceiptRow, Store } from '../io/store.ts';
 
 export type PaidCallIntake = {
@@ -30,6 +33,8 @@ export type PaidCallIntake = {
 export function createPaidCallIntake(deps: {
   paths: RunPaths;
   store: Store;
+  /** Tasks every instance shares; undefined when embedded. */
+  shared?: SharedTasks;
   monotonic: () => number;
   log: (line: string) => void;
 }): PaidCallIntake {
@@ -41,15 +46,23 @@ export function createPaidCallIntake(deps: {
 
   async function look(): Promise<void> {
     const pointer = await readPointer(deps.paths).catch(() => null);
-    if (pointer === null || pointer.run_id === pointerRunId) return;
-    for (const runId of await listRuns(deps.paths.runs)) {
-      if (taken.has(runId) || runId > pointer.run_id) continue;
-      await takeIn(runId).catch((error: unknown) =>
-        deps.log(`known-answers run ${runId} not taken in: ${String(error)}`),
-      );
-      taken.add(runId);
+    if (pointer !== null && pointer.run_id !== pointerRunId) {
+      for (const runId of await listRuns(deps.paths.runs)) {
+        if (taken.has(runId) || runId > pointer.run_id) continue;
+        await takeIn(runId).catch((error: unknown) =>
+          deps.log(`known-answers run ${runId} not taken in: ${String(error)}`),
+        );
+        taken.add(runId);
+      }
+      pointerRunId = pointer.run_id;
     }
-    pointerRunId = pointer.run_id;
+    // The shared list holds the newest copy of every task, whichever instance took its run in. When the database
+    // cannot be read, the tasks known so far stay, and the next look tries again.
+    const shared = await deps.shared?.list().catch((error: unknown) => {
+      deps.log(`shared known-answer tasks not read: ${String(error)}`);
+      return [];
+    });
+    for (const task of shared ?? []) tasks.set(task.name, task);
   }
 
   async function takeIn(runId: string): Promise<void> {
@@ -67,8 +80,10 @@ export function createPaidCallIntake(deps: {
     }
     deps.store.indexReceipts(rows);
     const published = v.safeParse(TasksFile, await readJsonRecord(join(dir, 'tasks.json')));
-    if (published.success)
-      for (const task of published.output.tasks) tasks.set(task.name, task as PublicTask);
+    if (!published.success) return;
+    const runTasks = published.output.tasks as PublicTask[];
+    for (const task of runTasks) tasks.set(task.name, task);
+    await deps.shared?.publish(runId, runTasks);
   }
 
   return {

@@ -163,6 +163,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     paidCalls: createPaidCallIntake({
       paths: runPaths(config.dataDir, 'known-answers'),
       store,
+      ...(state.sharedTasks ? { shared: state.sharedTasks } : {}),
       monotonic: () => performance.now(),
       log: (line) => console.error(`[spotcheck] ${line}`),
     }),

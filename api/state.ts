@@ -16,6 +16,7 @@ import { postgresIntegratorStore, watchIntegrators } from '../io/postgres-integr
 import { openPostgresQuota } from '../io/postgres-quota.ts';
 import { openPostgresReplayGuard } from '../io/postgres-replay.ts';
 import { connectPostgres, postgresStore } from '../io/postgres-store.ts';
+import { postgresTasks, type SharedTasks } from '../io/postgres-tasks.ts';
 import type { Store } from '../io/store.ts';
 import type { Config } from './config.ts';
 import type { SharedHosted } from './hosted.ts';
@@ -31,6 +32,8 @@ export type ServiceState = {
   sharedHosted?: SharedHosted;
   /** The seller's replay guard when shared; undefined keeps the seller's in-memory one. */
   replayGuard?: ReplayGuard;
+  /** Tasks of known-answer runs, shared by every instance; undefined when embedded. */
+  sharedTasks?: SharedTasks;
   /** The ledger's wait for a receipt's commit in the shared store; undefined when embedded. */
   committed?: (receiptId: string) => Promise<void>;
   /** Ends the database pool, after every part over it is closed. */
@@ -81,6 +84,7 @@ export async function openState(
         watch: (onChange) => watchIntegrators(sql, onChange),
       },
       replayGuard: await openPostgresReplayGuard(sql, now),
+      sharedTasks: postgresTasks(sql),
       committed: (id) => store.committed(id),
       close: () => sql.end({ timeout: 5 }),
     };

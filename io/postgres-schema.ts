@@ -75,6 +75,13 @@ ALTER TABLE paid_calls ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX paid_calls_by_version ON paid_calls (version);
 `,
   },
+  {
+    version: 4,
+    name: 'the tasks known-answer runs publish, so every instance lists and accepts them',
+    sql: `
+CREATE TABLE published_tasks (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, task TEXT NOT NULL);
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

@@ -249,7 +249,7 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
     }
   });
 
-  it("puts a known-answer run one instance took in into every instance's lookups", async () => {
+  it("puts a known-answer run one instance took in into every instance's tasks and lookups", async () => {
     const parsed = parseTasks(paid.world.taskSellers.tasks);
     if (!parsed.ok) throw new Error(parsed.message);
     const task = parsed.value[0]!;
@@ -277,7 +277,7 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
       { timeout: 10_000, interval: 100 },
     );
     const right = new URL(paid.world.state.taskSellers[`${task.name}/right`]!.url).href;
-    // Free lookups from one client: three of its five a day, one on each instance.
+    // Free lookups from one client: four of its five a day.
     const ask = fetchFrom('198.18.9.1');
     for (const instance of instances) {
       const res = await ask(`${instance.base}/v1/lookup?${new URLSearchParams({ endpoint: right, n: '3' })}`);
@@ -287,6 +287,23 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
       };
       expect(body.results.map((e) => [e.endpoint, e.calls, e.pass_rate])).toEqual([[right, 1, 1]]);
     }
+    // The run's task is listed by the other two as well (they look at most once a second), and accepted by name.
+    for (const instance of instances.slice(1)) {
+      await vi.waitFor(
+        async () => {
+          const res = await fetch(`${instance.base}/v1/tasks`);
+          const names = ((await res.json()) as { tasks: Array<{ name: string }> }).tasks.map((t) => t.name);
+          expect(names).toContain(task.name);
+        },
+        { timeout: 5000, interval: 200 },
+      );
+    }
+    const byTask = await ask(
+      `${instances[2]!.base}/v1/lookup?${new URLSearchParams({ task: task.name, n: '3' })}`,
+    );
+    expect(byTask.status).toBe(200);
+    const ranked = (await byTask.json()) as { results: Array<{ endpoint: string }> };
+    expect(ranked.results.map((e) => e.endpoint)).toContain(right);
   });
 
   it('serves every acknowledged receipt from every instance, the same bytes, and each verifies', async () => {
