@@ -10,6 +10,7 @@ import { loadSigningKeys } from '../io/keys.ts';
 import { createProber } from '../io/prober.ts';
 import { pooledRandom } from '../io/random-pool.ts';
 import type { EndpointDeps } from './probe-endpoint.ts';
+import { MAX_DEFAULT_CONCURRENCY } from './run.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES, SOURCE_TIMEOUT_MS } from './sources/fetch-json.ts';
 
 /** Spec §2.10, §8: the crawl's probe budget. */
@@ -24,8 +25,14 @@ export async function cliDeps(env: Record<string, string | undefined>) {
     ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
   });
   const endpoint: Omit<EndpointDeps, 'runId' | 'origin'> = {
-    // A host's next GET takes the connection its last one left, to the same approved address (io/prober.ts).
-    prober: createProber({ allow, timeoutMs: CRAWL_TIMEOUT_MS, reuseConnections: true }),
+    // A host's next GET takes the connection its last one left, to the same approved address (io/prober.ts). Pacing
+    // holds hosts back, so up to as many connections may wait idle as may be in flight.
+    prober: createProber({
+      allow,
+      timeoutMs: CRAWL_TIMEOUT_MS,
+      reuseConnections: true,
+      maxIdleConnections: MAX_DEFAULT_CONCURRENCY,
+    }),
     signer,
     now: () => new Date(),
     // Receipt ids: one call into the CSPRNG per 256 ids (io/random-pool.ts), not one per probe.

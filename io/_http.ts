@@ -62,14 +62,24 @@ export type Stage = { name: 'dns' | 'connect' | 'response' | 'body' };
 const POOL_OPTIONS = { keepAlive: true, maxFreeSockets: 3, timeout: 1000 };
 
 /**
+ * Idle connections a pool keeps over every address by default: past it a finished connection is closed. Checks of
+ * many different sellers in a second would otherwise hold a descriptor each for that second.
+ */
+export const MAX_IDLE_CONNECTIONS = 256;
+
+/**
  * Builds the default {@link Connect}: `http(s).request` to the pinned IP. A target without `reuse` never goes
  * through an agent (no keep-alive, no pooled socket that a later probe could inherit); one with `reuse` goes
- * through this connect's own keep-alive pool, created on first use. Extra TLS options (a test CA) may be given.
+ * through this connect's own keep-alive pool, created on first use. Extra TLS options (a test CA) may be given;
+ * `maxIdle` replaces {@link MAX_IDLE_CONNECTIONS}.
  */
-export function createConnect(tls: { ca?: string | Buffer } = {}): Connect {
+export function createConnect(tls: { ca?: string | Buffer } = {}, maxIdle = MAX_IDLE_CONNECTIONS): Connect {
   let pool: Record<ConnectTarget['protocol'], http.Agent> | null = null;
   const pooled = (protocol: ConnectTarget['protocol']) => {
-    pool ??= { 'http:': new http.Agent(POOL_OPTIONS), 'https:': new https.Agent(POOL_OPTIONS) };
+    pool ??= {
+      'http:': capped(new http.Agent(POOL_OPTIONS), maxIdle),
+      'https:': capped(new https.Agent(POOL_OPTIONS), maxIdle),
+    };
     return pool[protocol];
   };
   return (t) => {
@@ -93,6 +103,17 @@ export function createConnect(tls: { ca?: string | Buffer } = {}): Connect {
       ...(t.servername === null ? {} : { servername: t.servername }),
     });
   };
+}
+
+/** `agent`, keeping a finished connection only while it holds fewer than `maxIdle` idle ones over every address. */
+function capped<A extends http.Agent>(agent: A, maxIdle: number): A {
+  const keep = agent.keepSocketAlive.bind(agent);
+  agent.keepSocketAlive = (socket) => {
+    let idle = 0;
+    for (const list of Object.values(agent.freeSockets)) idle += list?.length ?? 0;
+    return idle < maxIdle && keep(socket);
+  };
+  return agent;
 }
 
 const refuseLookup: LookupFunction = (hostname, _options, callback) => {

@@ -57,6 +57,8 @@ export type ProberOptions = {
    * saving a TCP and TLS handshake. The service and the crawl turn it on; off, every probe opens a fresh connection.
    */
   reuseConnections?: boolean;
+  /** Idle connections kept over every address (default `MAX_IDLE_CONNECTIONS`, 256); a crawl keeps more. */
+  maxIdleConnections?: number;
 };
 
 /** What a probe sends besides its URL and method. */
@@ -98,7 +100,7 @@ export function createProber(options: ProberOptions = {}): Prober {
   const maxRedirects = options.maxRedirects ?? 3;
   const now = options.now ?? (() => new Date());
   const userAgent = options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)';
-  const connect = options.connect ?? createConnect();
+  const connect = options.connect ?? createConnect({}, options.maxIdleConnections);
   const reuseConnections = options.reuseConnections ?? false;
 
   type Hop = Omit<ProbeResponse, 'methodUsed'>;

@@ -12,7 +12,7 @@ import { getHeapStatistics } from 'node:v8';
 import { parseCidrList } from '../../core/ssrf.ts';
 import { createAssemblyThread } from '../../crawl/assembly.ts';
 import { CRAWL_TIMEOUT_MS } from '../../crawl/cli-deps.ts';
-import { runCrawl } from '../../crawl/run.ts';
+import { MAX_DEFAULT_CONCURRENCY, runCrawl } from '../../crawl/run.ts';
 import { readSource } from '../../crawl/sources/read-source.ts';
 import { runPaths } from '../../io/crawl-runs.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
@@ -73,6 +73,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
         allow: parseCidrList('127.0.0.0/8'),
         timeoutMs: CRAWL_TIMEOUT_MS,
         reuseConnections: true,
+        maxIdleConnections: MAX_DEFAULT_CONCURRENCY,
       }),
       signer,
       assemble: assembly.assemble,

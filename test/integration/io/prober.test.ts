@@ -660,6 +660,20 @@ describe('prober: reuseConnections keeps GET connections for the next probe of t
     expect(paths).toHaveLength(60);
   });
 
+  it('keeps no more idle connections than its cap over every address', async () => {
+    const hosts = [
+      await keepAliveServer(answer402),
+      await keepAliveServer(answer402),
+      await keepAliveServer(answer402),
+    ];
+    const { probe } = prober({ reuseConnections: true, connect: createConnect({}, 2) });
+    for (const round of [1, 2])
+      for (const host of hosts)
+        expect(response(await probe(`${host.origin}/r${round}`, 'GET')).status).toBe(402);
+    // The first two stay idle between the rounds; the third finds the pool full and its connection is closed.
+    expect(hosts.map((host) => host.connections())).toEqual([1, 1, 2]);
+  });
+
   it('times out a pooled connection that never answers as timeout_response', async () => {
     const s = await keepAliveServer((socket, connection, request) => {
       if (!(connection === 0 && request.startsWith('GET /b '))) socket.write(KEEP_ALIVE_402);
