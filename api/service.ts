@@ -80,7 +80,12 @@ export async function createService(config: Config, overrides: ServiceOverrides 
   const serviceWallet = await loadServiceWallet(paths.keys, config.serviceWallet);
   const journal = await createJournal({ dir: paths.journal, fsync: overrides.fsync ?? true, now });
   const identity = createIdentity(salt);
-  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'));
+  // The embedded index reads the bodies of this ledger's receipts back from the ledger (memory, then the file); it is
+  // created after the store, and nothing reads a body before then.
+  let readBody = async (_id: string): Promise<Record<string, unknown> | null> => null;
+  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'), (id) =>
+    readBody(id),
+  );
   const { store } = state;
   const ledger = createLedger({
     signer: () => keys.signer,
@@ -91,6 +96,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     ...(overrides.receiptFiles ? { files: overrides.receiptFiles } : {}),
     ...(state.committed ? { committed: state.committed } : {}),
   });
+  readBody = ledger.body;
   await recoverWithQuota(ledger, state.journaledQuota, now());
   const hosted = await createHosted({
     store: state.integrators,

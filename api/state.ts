@@ -43,17 +43,20 @@ export type ServiceState = {
 /**
  * Opens the state `config` names. `saltCheck` is a value derived from this instance's salt (never the salt): the
  * instances sharing a database must hash client addresses alike, or each would count every client apart.
+ * `readBody` gives the embedded index the bodies of the receipts the ledger keeps as files (the ledger's `body`);
+ * PostgreSQL keeps every body, since other instances serve receipts from it alone.
  */
 export async function openState(
   config: Config,
   paths: ReturnType<typeof dataPaths>,
   now: () => Date,
   saltCheck: string,
+  readBody: (id: string) => Promise<Record<string, unknown> | null>,
 ): Promise<ServiceState> {
   if (config.database === null) {
     const quota = createQuota({ now });
     return {
-      store: await openDuckDbStore(paths.database),
+      store: await openDuckDbStore(paths.database, { readBody }),
       quota: quotaPort(quota),
       journaledQuota: quota,
       integrators: await openIntegratorStore(paths.integrators),

@@ -1,11 +1,12 @@
 /**
  * The DuckDB store's reads of receipts, and of observations by host: each flushes the queued index writes first,
  * so it sees every row queued before it, then queries the table. (The observations of one endpoint are answered by
- * the store's own cache instead, with no flush.)
+ * the store's own cache instead, with no flush.) A row whose body is empty has it in its receipt file: `readBody`
+ * gives it back.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { HostObservation } from '../core/reputation.ts';
-import { toHostCheck, toReceiptSummary, toStoredObservation } from './_store-rows.ts';
+import { hostCheckOf, toReceiptSummary, toStoredObservation } from './_store-rows.ts';
 import { select } from './duckdb-query.ts';
 import { OBSERVATIONS_KEPT, type Page, type ReceiptSummary, type Store } from './store.ts';
 
@@ -20,22 +21,40 @@ export type IndexReads = Pick<
   | 'publicChecksByHost'
 >;
 
-/** The reads on `db`, each after `flush` (the store's, which writes what it has queued). */
-export function createIndexReads(db: DuckDBConnection, flush: () => Promise<void>): IndexReads {
+type ReadBody = (id: string) => Promise<Record<string, unknown> | null>;
+
+/**
+ * The reads on `db`, each after `flush` (the store's, which writes what it has queued); `readBody` answers the
+ * bodies of rows indexed without one (null: every row has its body).
+ */
+export function createIndexReads(
+  db: DuckDBConnection,
+  flush: () => Promise<void>,
+  readBody: ReadBody | null,
+): IndexReads {
+  /** The body of a row selected with `id` and `body`; null when it is in a file that is gone. */
+  const bodyOf = async (row: Record<string, unknown>): Promise<Record<string, unknown> | null> => {
+    const text = String(row.body);
+    if (text !== '') return JSON.parse(text) as Record<string, unknown>;
+    return readBody ? await readBody(String(row.id)) : null;
+  };
+  const bodiesOf = async (rows: Array<Record<string, unknown>>) =>
+    (await Promise.all(rows.map(bodyOf))).filter((body) => body !== null);
+
   return {
     async receipt(id) {
       await flush();
-      const rows = await select(db, 'SELECT body FROM receipts WHERE id = ?', [id]);
-      return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
+      const rows = await select(db, 'SELECT id, body FROM receipts WHERE id = ?', [id]);
+      return rows[0] ? await bodyOf(rows[0]) : null;
     },
     async latestReceiptByUrl(urlNorm) {
       await flush();
       const rows = await select(
         db,
-        `SELECT body FROM receipts WHERE url_norm = ? AND public_state ORDER BY issued_at DESC, id DESC LIMIT 1`,
+        `SELECT id, body FROM receipts WHERE url_norm = ? AND public_state ORDER BY issued_at DESC, id DESC LIMIT 1`,
         [urlNorm],
       );
-      return rows[0] ? (JSON.parse(String(rows[0].body)) as Record<string, unknown>) : null;
+      return rows[0] ? await bodyOf(rows[0]) : null;
     },
     async listReceipts({ mode, page, pageSize }): Promise<Page<ReceiptSummary>> {
       await flush();
@@ -68,23 +87,23 @@ export function createIndexReads(db: DuckDBConnection, flush: () => Promise<void
       await flush();
       const rows = await select(
         db,
-        `SELECT verdict, reason, issued_at, body FROM receipts
+        `SELECT id, verdict, reason, issued_at, body FROM receipts
          WHERE host = ? AND type = 'check' AND verdict IS NOT NULL
          ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );
-      return rows.map(toHostCheck);
+      return Promise.all(rows.map(async (row) => hostCheckOf(row, await bodyOf(row))));
     },
     async publicChecksByHost(host, limit) {
       await flush();
       const rows = await select(
         db,
-        `SELECT body FROM receipts
+        `SELECT id, body FROM receipts
          WHERE host = ? AND public_state
          ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
         [host],
       );
-      return rows.map((row) => JSON.parse(String(row.body)) as Record<string, unknown>);
+      return bodiesOf(rows);
     },
   };
 }

@@ -59,7 +59,12 @@ export function nullableString(value: unknown): string | null {
 
 /** A check receipt row (`verdict, reason, issued_at, body`) as the reputation rule reads it. */
 export function toHostCheck(row: Record<string, unknown>): HostCheck {
-  const source = (JSON.parse(String(row.body)) as { expected_source?: unknown }).expected_source;
+  return hostCheckOf(row, JSON.parse(String(row.body)) as Record<string, unknown>);
+}
+
+/** {@link toHostCheck} with the receipt's body already read (null: unknown, no expectation source). */
+export function hostCheckOf(row: Record<string, unknown>, body: Record<string, unknown> | null): HostCheck {
+  const source = body?.expected_source;
   return {
     verdict: String(row.verdict),
     reason: String(row.reason ?? ''),

@@ -6,6 +6,11 @@
  * Writes are queued and flushed in batches: the journal already made them durable, and a multi-row insert costs
  * about what a single one does.
  *
+ * Opened with `readBody` (the live service), the rows of receipts the ledger writes as files (`bodyInFile`) keep an
+ * empty body: the reads that answer bodies take them from `readBody`, so the index does not hold a second copy of
+ * every receipt (with 2.5 KB bodies, DuckDB's writes and checkpoints of them were about a sixth of a cached check's
+ * CPU and half the service's peak RSS over a minute of load: BENCHMARKS.md). Crawl receipts keep their body here.
+ *
  * This file holds the queue and the cache of each endpoint's observations, and wires the parts kept apart: the
  * schema (`_duckdb-schema.ts`), the flushed reads (`_duckdb-index-reads.ts`), listings (`_duckdb-listings.ts`) and
  * paid calls (`_duckdb-paid-calls.ts`).
@@ -27,8 +32,12 @@ const FLUSH_EVERY_MS = 1000;
 const FLUSH_AT_ROWS = 5000;
 const LOADED_ENDPOINTS = 10_000;
 
+/** Where the bodies of `bodyInFile` rows are read from; without it every row keeps its body in the index. */
+export type DuckDbStoreOptions = { readBody?: (id: string) => Promise<Record<string, unknown> | null> };
+
 /** Opens (or creates) the database file and its schema. */
-export async function openDuckDbStore(path: string): Promise<Store> {
+export async function openDuckDbStore(path: string, options: DuckDbStoreOptions = {}): Promise<Store> {
+  const { readBody } = options;
   const instance = await DuckDBInstance.create(path);
   const db = await instance.connect();
   await applySchema(db);
@@ -74,7 +83,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
     timer = null;
     await serial.flush();
   };
-  const reads = createIndexReads(db, flush);
+  const reads = createIndexReads(db, flush, readBody ?? null);
   const schedule = () => {
     timer ??= setTimeout(() => {
       timer = null;
@@ -85,7 +94,7 @@ export async function openDuckDbStore(path: string): Promise<Store> {
 
   return {
     indexReceipts(rows) {
-      receiptQueue.push(...rows);
+      for (const row of rows) receiptQueue.push(readBody && row.bodyInFile ? { ...row, bodyJson: '' } : row);
       schedule();
     },
     addObservation(urlNorm, method, observation) {

@@ -54,6 +54,8 @@ export type Ledger = {
   attach(attached: unknown): Promise<void>;
   /** A receipt by id: recent ones from memory, then the file, then the index. */
   get(id: string): Promise<Record<string, unknown> | null>;
+  /** A receipt this ledger issued, from memory or its file only: what the index reads a body from. */
+  body(id: string): Promise<Record<string, unknown> | null>;
   /** Replays the journal into files, index and observations, and hands back attachments since a day. */
   recover(options: RecoverOptions): Promise<{ records: number; reindexed: number }>;
   /** Waits for published views (files) to be written. */
@@ -90,7 +92,7 @@ export function createLedger(parts: {
   };
   /** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
   const publish = (receipt: Record<string, unknown>, json: string, meta: IssueMeta, indexed = false) => {
-    if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json }]);
+    if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json, bodyInFile: true }]);
     if (meta.observation) {
       store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
     }
@@ -116,6 +118,12 @@ export function createLedger(parts: {
     };
   };
   const settle = (): Promise<void> => files.settle();
+  /** A receipt from memory (recent, or its file not written yet), then from its file. */
+  const ownBody = async (id: string): Promise<Record<string, unknown> | null> => {
+    const hit = recent.get(id) ?? unwritten.get(id);
+    if (hit) return hit;
+    return (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
+  };
   /** The newest journal cursor this process appended or replayed. */
   let latest: string | null = null;
 
@@ -138,11 +146,9 @@ export function createLedger(parts: {
       latest = later(latest, (await journal.append(record)).cursor);
     },
     async get(id) {
-      const hit = recent.get(id) ?? unwritten.get(id);
-      if (hit) return hit;
-      const file = (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
-      return file ?? (await store.receipt(id));
+      return (await ownBody(id)) ?? (await store.receipt(id));
     },
+    body: ownBody,
     async recover(options) {
       // Two things need the journal at start-up: the attachments since the caller's day, and whatever the index
       // and the receipt files may lack (everything after the checkpoint). Replay from the earlier of the two.

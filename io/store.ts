@@ -30,9 +30,15 @@ export type ReceiptRow = {
    * bytes the issuing instance answered from memory.
    */
   bodyJson?: string;
+  /**
+   * The ledger writes `body` as this receipt's file (the live service's own receipts). A store opened with a
+   * `readBody` (the embedded one) then indexes the row's columns only and reads the body back through it, so the
+   * index does not hold a second copy of every receipt.
+   */
+  bodyInFile?: boolean;
 };
 
-export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'bodyJson' | 'urlNorm'>;
+export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'bodyJson' | 'bodyInFile' | 'urlNorm'>;
 
 export type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
 

@@ -72,6 +72,7 @@ function setup(options: { store?: Store } = {}) {
     ledger: {
       issue: unused,
       get: unused,
+      body: unused,
       recover: unused,
       settle: unused,
       checkpoint: unused,

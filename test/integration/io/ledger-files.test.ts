@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signingInput, signReceipt } from '../../../core/receipt.ts';
+import { openDuckDbStore } from '../../../io/duckdb-store.ts';
 import { createJournal } from '../../../io/journal.ts';
-import { createLedger } from '../../../io/ledger.ts';
+import { createLedger, type Ledger } from '../../../io/ledger.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
 import type { ReceiptFileWriter } from '../../../io/receipt-file-writer.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
@@ -88,5 +89,51 @@ describe('receipt files after the answer', () => {
     const input = new TextDecoder().decode(signingInput(issued));
     expect(text).toBe(`${input.slice(0, -1)},"signature":"${issued.signature}"}\n`);
     await journal.close();
+  });
+});
+
+describe("the embedded index and the ledger's files", () => {
+  const bodiesRead: string[] = [];
+  /** The service's wiring: the DuckDB index reads the bodies of the ledger's receipts back from the ledger. */
+  async function openEmbedded() {
+    const journal = await createJournal({ dir: join(dir, 'journal'), now: () => NOW });
+    let ledger: Ledger | null = null;
+    const store = await openDuckDbStore(join(dir, 'index.duckdb'), {
+      readBody: (id) => {
+        bodiesRead.push(id);
+        return ledger!.body(id);
+      },
+    });
+    ledger = createLedger({
+      signer: () => signer,
+      journal,
+      store,
+      receiptsDir: join(dir, 'receipts'),
+      checkpointFile: join(dir, 'checkpoint.json'),
+    });
+    await ledger.recover({ attachedSince: '2026-11-24', onAttached: () => {} });
+    return { journal, store, ledger };
+  }
+
+  it('indexes a receipt without its body and answers it by id and by URL from memory, then from its file', async () => {
+    const first = await openEmbedded();
+    // A public check, so it is also the URL's public state.
+    const publicCheck = checkRow(ID, 'https://x.example/', 'pay', NOW.toISOString()).body;
+    const issued = await first.ledger.issue(publicCheck, { row, observation: null, attached: null });
+    expect(await first.store.receipt(ID)).toEqual(issued);
+    expect(await first.store.latestReceiptByUrl('https://x.example/')).toEqual(issued);
+    await first.ledger.checkpoint();
+    await first.store.close();
+    await first.journal.close();
+
+    // After a restart nothing is in memory: the bodies come from the file.
+    const second = await openEmbedded();
+    expect(await second.store.receipt(ID)).toEqual(issued);
+    expect(await second.store.latestReceiptByUrl('https://x.example/')).toEqual(issued);
+    expect(await second.store.publicChecksByHost('x.example', 10)).toEqual([issued]);
+    // The index held no copy: every body came through the ledger.
+    expect(bodiesRead).toEqual([ID, ID, ID, ID, ID]);
+    await second.store.close();
+    await second.journal.close();
   });
 });

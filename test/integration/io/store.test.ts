@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { select } from '../../../io/duckdb-query.ts';
 import { openDuckDbStore } from '../../../io/duckdb-store.ts';
 import { createMemoryStore } from '../../../io/memory-store.ts';
+import { checkRow } from '../../fixtures/check-row.ts';
 import { testStore } from './store-contract.ts';
 
 // Each contract case opens a fresh database directory; all of them go once the file is done.
@@ -19,6 +20,64 @@ testStore('duckdb', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
   dirs.push(dir);
   return openDuckDbStore(join(dir, 'db.duckdb'));
+});
+
+// The live service's index: the ledger writes each receipt's file, and the index reads bodies back from there.
+testStore('duckdb, bodies read from the receipt files', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
+  dirs.push(dir);
+  const files = new Map<string, Record<string, unknown>>();
+  const store = await openDuckDbStore(join(dir, 'db.duckdb'), {
+    readBody: async (id) => files.get(id) ?? null,
+  });
+  return {
+    ...store,
+    indexReceipts(rows) {
+      // A receipt's file is written once, as its first row is.
+      for (const row of rows) if (!files.has(row.id)) files.set(row.id, row.body);
+      store.indexReceipts(rows.map((row) => ({ ...row, bodyInFile: true })));
+    },
+  };
+});
+
+describe('duckdb: receipts whose body is in their file', () => {
+  it('are indexed without the body and read back through readBody; other rows keep theirs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
+    dirs.push(dir);
+    const path = join(dir, 'db.duckdb');
+    const asked: string[] = [];
+    const store = await openDuckDbStore(path, {
+      readBody: async (id) => {
+        asked.push(id);
+        return { id, from: 'file' };
+      },
+    });
+    const at = '2026-11-24T09:00:00.000Z';
+    store.indexReceipts([
+      { ...checkRow('sc-in-file-aaaaaaaaaaaaaaaaaaa', 'https://f.example/a', 'pay', at), bodyInFile: true },
+      checkRow('sc-in-index-aaaaaaaaaaaaaaaaaa', 'https://f.example/b', 'pay', at),
+    ]);
+    expect(await store.receipt('sc-in-file-aaaaaaaaaaaaaaaaaaa')).toEqual({
+      id: 'sc-in-file-aaaaaaaaaaaaaaaaaaa',
+      from: 'file',
+    });
+    expect(await store.receipt('sc-in-index-aaaaaaaaaaaaaaaaaa')).toMatchObject({
+      id: 'sc-in-index-aaaaaaaaaaaaaaaaaa',
+      type: 'check',
+    });
+    expect(asked).toEqual(['sc-in-file-aaaaaaaaaaaaaaaaaaa']);
+    await store.close();
+
+    const instance = await DuckDBInstance.create(path);
+    const db = await instance.connect();
+    const rows = await select(db, 'SELECT id, length(body) AS n FROM receipts ORDER BY id', []);
+    expect(rows.map((row) => [row.id, Number(row.n) > 0])).toEqual([
+      ['sc-in-file-aaaaaaaaaaaaaaaaaaa', false],
+      ['sc-in-index-aaaaaaaaaaaaaaaaaa', true],
+    ]);
+    db.closeSync();
+    instance.closeSync();
+  });
 });
 
 describe('duckdb: a database made before public_state', () => {
