@@ -667,11 +667,27 @@ describe('prober: reuseConnections keeps GET connections for the next probe of t
       await keepAliveServer(answer402),
     ];
     const { probe } = prober({ reuseConnections: true, connect: createConnect({}, 2) });
-    for (const round of [1, 2])
+    for (const round of [1, 2, 3])
       for (const host of hosts)
         expect(response(await probe(`${host.origin}/r${round}`, 'GET')).status).toBe(402);
-    // The first two stay idle between the rounds; the third finds the pool full and its connection is closed.
-    expect(hosts.map((host) => host.connections())).toEqual([1, 1, 2]);
+    // The first two stay idle between the rounds, each leaving the count while a probe takes it; the third finds
+    // the pool full and its connection is closed.
+    expect(hosts.map((host) => host.connections())).toEqual([1, 1, 3]);
+  });
+
+  it('counts an idle connection the seller closed out of its cap', async () => {
+    // The first seller closes each connection 20 ms after answering; its place in a pool capped at 1 comes free.
+    const closing = await keepAliveServer((socket) => {
+      socket.write(KEEP_ALIVE_402);
+      realSetTimeout(() => socket.destroy(), 20);
+    });
+    const other = await keepAliveServer(answer402);
+    const { probe } = prober({ reuseConnections: true, connect: createConnect({}, 1) });
+    expect(response(await probe(`${closing.origin}/a`, 'GET')).status).toBe(402);
+    await new Promise((resolve) => realSetTimeout(resolve, 100));
+    for (const path of ['/b', '/c'])
+      expect(response(await probe(`${other.origin}${path}`, 'GET')).status).toBe(402);
+    expect(other.connections()).toBe(1);
   });
 
   it('times out a pooled connection that never answers as timeout_response', async () => {
