@@ -12,7 +12,7 @@ import { type CheckAccess, draftCheck, runCheck } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { answerHosted, takeRate } from '../hosted-access.ts';
-import { type CheckParams, parseCheckParams } from '../params.ts';
+import { type CheckParams, type ParamResult, parseCheckParams } from '../params.ts';
 import { queryOf } from '../query.ts';
 
 const PATH = '/v1/products/endpoint-spot-check';
@@ -28,9 +28,9 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   // A dry run is read before anything is sold: a payment sent with one is never taken.
   const dryRun = parsed.ok && parsed.value.mode === 'dry-run';
   const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: true, dryRun });
-  if (asker.tier === 'paid') return sellCheck(event, deps, raw);
+  if (asker.tier === 'paid') return sellCheck(event, deps, parsed);
 
-  const params = validated(raw);
+  const params = validated(parsed);
   if (asker.tier === 'exempt') {
     const checkType = asker.key.name === 'self' ? 'self-checked' : 'dry-run';
     const result = await runCheck(deps, params, { tier: 'exempt', checkType, attached: null });
@@ -57,16 +57,16 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
           receiptId: result.receipt.id,
         };
       },
-      () => sellCheck(event, deps, raw),
+      () => sellCheck(event, deps, parsed),
     );
   }
   return freeCheck(event, deps, params);
 }
 
 /** Paid: payment first, then parameters, then the receipt, issued only once the settlement landed (issue 12). */
-function sellCheck(event: H3Event, deps: AppDeps, raw: Record<string, unknown>) {
+function sellCheck(event: H3Event, deps: AppDeps, parsed: ParamResult<CheckParams>) {
   return deps.sales.sell(event, 'check', async () => {
-    const params = validated(raw);
+    const params = validated(parsed);
     const draft = await draftCheck(deps, params, 'dry-run');
     const body = { ...draft.full, reputation: await deps.reputation(params) };
     return {
@@ -111,8 +111,8 @@ async function freeCheck(event: H3Event, deps: AppDeps, params: CheckParams) {
   return answerFree(grant, async () => (await runCheck(deps, params, access)).free);
 }
 
-function validated(raw: Record<string, unknown>): CheckParams {
-  const parsed = parseCheckParams(raw);
+/** The parsed parameters, or the 400 of the first bad one (thrown where the tier's order says). */
+function validated(parsed: ParamResult<CheckParams>): CheckParams {
   if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
   return parsed.value;
 }
