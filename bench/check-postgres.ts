@@ -12,11 +12,14 @@
  * BENCH_LATENCY_SECONDS (default 6), where a request's time is its own and not the queue's; the p50 with PostgreSQL
  * minus the p50 embedded. Afterwards the receipts table is counted: one row per 200 answer.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { startSellers } from '../sandbox/sellers/index.ts';
 import { startPostgres } from '../test/helpers/postgres.ts';
 import { checkUrl, keepAliveAgent, timedGet } from './_lib/http.ts';
 import { type LoadResult, runLoad } from './_lib/load.ts';
+import { processTreeCpuMs, serverCpuMs } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { type BenchService, startService } from './_lib/service.ts';
 import { line, type Summary, summarize } from './_lib/stats.ts';
@@ -25,7 +28,18 @@ import { receiptOf } from './_lib/throughput-checks.ts';
 const TARGET_RATIO_PCT = 60;
 const TARGET_ADDED_P50_MS = 3;
 
-type Side = { label: string; service: BenchService; url: string; answered: number; loads: LoadResult[] };
+type Side = {
+  label: string;
+  service: BenchService;
+  url: string;
+  answered: number;
+  loads: LoadResult[];
+  /** CPU over the loads at 32 connections (warm-ups included), ms: the service's, and PostgreSQL's server's. */
+  cpuMs: number;
+  databaseCpuMs: number;
+  /** Answers over the same loads. */
+  loadAnswers: number;
+};
 
 /** Runs the benchmark. */
 export async function run(): Promise<Result> {
@@ -52,11 +66,16 @@ export async function run(): Promise<Result> {
         url: checkUrl(service.url, fleet.urls['sdk-ok']),
         answered: 0,
         loads: [],
+        cpuMs: 0,
+        databaseCpuMs: 0,
+        loadAnswers: 0,
       });
     }
     for (const side of sides) await prime(side);
+    const postmaster = Number((await readFile(join(pg.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
     for (let round = 0; round < 2; round++) {
       for (const side of sides) {
+        const before = { stats: await side.service.stats(), database: await processTreeCpuMs(postmaster) };
         const result = await runLoad({
           connections,
           warmupMs: round === 0 ? warmupSeconds * 1000 : 500,
@@ -66,6 +85,9 @@ export async function run(): Promise<Result> {
           accept: (a) => receiptOf(a) !== null,
         });
         if (result.errors > 0) throw new Error(`bench: ${side.label}: ${result.firstError}`);
+        side.cpuMs += serverCpuMs(await side.service.stats(), before.stats);
+        side.databaseCpuMs += (await processTreeCpuMs(postmaster)) - before.database;
+        side.loadAnswers += result.acceptedTotal;
         side.answered += result.acceptedTotal;
         side.loads.push(result);
       }
@@ -73,12 +95,17 @@ export async function run(): Promise<Result> {
     const single = await alternate(sides, latencySeconds * 1000);
     const [embedded, shared] = sides as [Side, Side];
     const rps = (side: Side) => side.loads.reduce((sum, l) => sum + l.requests, 0) / seconds;
+    const cpuPerAnswer = (side: Side) => side.cpuMs / Math.max(1, side.loadAnswers);
+    const databaseCpuPerAnswer = (side: Side) => side.databaseCpuMs / Math.max(1, side.loadAnswers);
     const p50 = (side: Side) =>
       side.loads.map((l) => l.latency.p50).reduce((a, b) => a + b) / side.loads.length;
     for (const [i, side] of sides.entries()) {
       console.log(`${side.label}: ${rps(side).toFixed(0)} req/s at ${connections} connections`);
       console.log(line(`  ${connections} conn. (last round)`, side.loads.at(-1)!.latency));
       console.log(line('  1 conn., alternating', single[i]!));
+      console.log(
+        `  CPU per answer at ${connections} connections: service ${cpuPerAnswer(side).toFixed(3)} ms, PostgreSQL's server ${databaseCpuPerAnswer(side).toFixed(3)} ms`,
+      );
     }
 
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -103,6 +130,9 @@ export async function run(): Promise<Result> {
       { name: `embedded p50, ${connections} conn.`, value: round(p50(embedded), 3), unit: 'ms' },
       { name: `postgres p50, ${connections} conn.`, value: round(p50(shared), 3), unit: 'ms' },
       { name: 'embedded p50, 1 conn.', value: round(single[0]!.p50, 3), unit: 'ms' },
+      { name: 'embedded CPU per answer', value: round(cpuPerAnswer(embedded), 3), unit: 'ms' },
+      { name: 'postgres instance CPU per answer', value: round(cpuPerAnswer(shared), 3), unit: 'ms' },
+      { name: 'postgres server CPU per answer', value: round(databaseCpuPerAnswer(shared), 3), unit: 'ms' },
       { name: 'postgres p50, 1 conn.', value: round(single[1]!.p50, 3), unit: 'ms' },
       { name: 'postgres / embedded', value: round(ratio, 1), unit: '%', target: { min: TARGET_RATIO_PCT } },
       {

@@ -42,6 +42,8 @@ export type TestPostgres = {
   url: string;
   /** The server's version, e.g. `15.14`. */
   version: string;
+  /** The cluster's data directory (its `postmaster.pid` names the server's process). */
+  dataDir: string;
   /** A fresh empty database; resolves to its URL. */
   createDatabase(): Promise<string>;
   stop(): Promise<void>;
@@ -78,6 +80,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   return {
     url,
     version: row?.v ?? 'unknown',
+    dataDir: data,
     async createDatabase() {
       databases += 1;
       const name = `t${process.pid}_${databases}`;
