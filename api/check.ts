@@ -84,10 +84,9 @@ export async function draftCheck(
   );
   const now = deps.now();
   // A store that fails costs the listing and the history (spec §2.1: `history` null), never the answer.
-  const [listing, previous] = await Promise.all([
-    deps.store.listing(params.urlNorm, params.method).catch(storeDown),
-    deps.store.observations(params.urlNorm, params.method).catch(storeDown),
-  ]);
+  const known = await deps.store.endpoint(params.urlNorm, params.method).catch(storeDown);
+  const listing = known?.listing ?? null;
+  const previous = known?.observations ?? null;
   const check = assembleCheck({
     outcome,
     cached,

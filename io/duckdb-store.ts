@@ -24,7 +24,7 @@ import { applySchema } from './_duckdb-schema.ts';
 import { serialFlush, toStoredObservation } from './_store-rows.ts';
 import { createIndexWrites, type ObservationRow } from './duckdb-index-writes.ts';
 import { select } from './duckdb-query.ts';
-import { OBSERVATIONS_KEPT, type ReceiptRow, type Store } from './store.ts';
+import { endpointOf, OBSERVATIONS_KEPT, type ReceiptRow, type Store } from './store.ts';
 
 /** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
  *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
@@ -92,7 +92,7 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
     if (receiptQueue.length + observationQueue.length >= FLUSH_AT_ROWS) void flush().catch(() => {});
   };
 
-  return {
+  const store: Store = {
     indexReceipts(rows) {
       for (const row of rows) receiptQueue.push(readBody && row.bodyInFile ? { ...row, bodyJson: '' } : row);
       schedule();
@@ -143,6 +143,7 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
     latestReceiptByUrl: reads.latestReceiptByUrl,
     listReceipts: reads.listReceipts,
     listing: listings.listing,
+    endpoint: (urlNorm, method) => endpointOf(store, urlNorm, method),
     importListings: listings.importListings,
     addPaidCall: paidCalls.addPaidCall,
     paidCalls: paidCalls.paidCalls,
@@ -157,4 +158,5 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
       instance.closeSync();
     },
   };
+  return store;
 }

@@ -5,7 +5,7 @@ import { newestFirst, type PaidCallRecord } from '../core/catalog.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
 import { isPublicState } from '../core/public-state.ts';
 import type { HostObservation } from '../core/reputation.ts';
-import { hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } from './store.ts';
+import { endpointOf, hostOf, OBSERVATIONS_KEPT, pickListing, type ReceiptRow, type Store } from './store.ts';
 
 /** Creates an empty in-memory store. */
 export function createMemoryStore(): Store {
@@ -18,7 +18,7 @@ export function createMemoryStore(): Store {
   const paidCalls: PaidCallRecord[] = [];
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
 
-  return {
+  const store: Store = {
     indexReceipts(rows) {
       for (const row of rows) {
         if (receipts.has(row.id)) continue;
@@ -68,6 +68,7 @@ export function createMemoryStore(): Store {
         method,
       );
     },
+    endpoint: (urlNorm, method) => endpointOf(store, urlNorm, method),
     async importListings(rows) {
       const sources = new Set(rows.map((row) => row.source));
       listings = [...listings.filter((row) => !sources.has(row.source)), ...rows];
@@ -131,6 +132,7 @@ export function createMemoryStore(): Store {
     async flush() {},
     async close() {},
   };
+  return store;
 }
 
 /** Newest first by issue time, then by id so the order is total. */

@@ -95,6 +95,18 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
     flush().then(start, (error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
   };
 
+  /** Observations of an endpoint still queued or being written: not in the table yet. */
+  const unflushed = (urlNorm: string, method: HttpMethod) =>
+    [...inFlight, ...observationQueue].filter(([u, m]) => u === urlNorm && m === method).map(([, , o]) => o);
+  /** The table's rows with the queued ones seen before and after the query, newest first, one per time. */
+  const merged = (rows: Observation[], before: Observation[], after: Observation[]): Observation[] => {
+    const byTime = new Map<string, Observation>();
+    for (const item of [...rows, ...before, ...after]) byTime.set(item.observed_at, item);
+    return [...byTime.values()]
+      .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
+      .slice(0, OBSERVATIONS_KEPT);
+  };
+
   const store: PostgresStore = {
     async committed(id) {
       await flush();
@@ -109,21 +121,29 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
       start();
     },
     async observations(urlNorm, method) {
-      const unflushed = () =>
-        [...inFlight, ...observationQueue]
-          .filter(([u, m]) => u === urlNorm && m === method)
-          .map(([, , o]) => o);
       // Read the queues before and after the query: a batch committed while the query ran (on another pooled
       // connection) has left them and may be missing from the rows, but was seen before.
-      const before = unflushed();
+      const before = unflushed(urlNorm, method);
       const rows = await sql`SELECT * FROM observations WHERE url_norm = ${urlNorm} AND method = ${method}
         ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`;
-      const byTime = new Map<string, Observation>();
-      for (const item of [...rows.map(toStoredObservation), ...before, ...unflushed()])
-        byTime.set(item.observed_at, item);
-      return [...byTime.values()]
-        .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
-        .slice(0, OBSERVATIONS_KEPT);
+      return merged(rows.map(toStoredObservation), before, unflushed(urlNorm, method));
+    },
+    async endpoint(urlNorm, method) {
+      // Both reads in one statement: a check waits for one round trip, and the server runs one query, not two.
+      // Rows of `kind` 'l' are listings, the others observations (each kind with its own columns, the rest null).
+      const before = unflushed(urlNorm, method);
+      const rows = await sql`SELECT * FROM (SELECT 'o' AS kind, observed_at, http_status, price_usd,
+          amount_atomic, network, asset, pay_to, NULL AS url, NULL AS method, NULL AS source FROM observations
+          WHERE url_norm = ${urlNorm} AND method = ${method} ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}) o
+        UNION ALL
+        SELECT 'l', NULL, NULL, price_usd, NULL, network, asset, pay_to, url, method, source FROM listings
+          WHERE url_norm = ${urlNorm}`;
+      const listings = rows.filter((row) => row.kind === 'l').map(toListing);
+      const observations = rows.filter((row) => row.kind === 'o').map(toStoredObservation);
+      return {
+        listing: pickListing(listings, method),
+        observations: merged(observations, before, unflushed(urlNorm, method)),
+      };
     },
     async receipt(id) {
       await flush();

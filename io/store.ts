@@ -42,6 +42,22 @@ export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'bodyJson' | 'bodyInFile'
 
 export type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
 
+/** An endpoint's listing (null when none names it) and its last 30 observations, newest first. */
+export type EndpointRecord = { listing: Listing | null; observations: Observation[] };
+
+/** {@link Store.endpoint} for a driver that answers both reads locally: the two reads side by side. */
+export async function endpointOf(
+  store: Pick<Store, 'listing' | 'observations'>,
+  urlNorm: string,
+  method: HttpMethod,
+): Promise<EndpointRecord> {
+  const [listing, observations] = await Promise.all([
+    store.listing(urlNorm, method),
+    store.observations(urlNorm, method),
+  ]);
+  return { listing, observations };
+}
+
 export type Store = {
   /** Queues receipts for the index; idempotent by id. */
   indexReceipts(rows: ReceiptRow[]): void;
@@ -59,6 +75,11 @@ export type Store = {
     pageSize: number;
   }): Promise<Page<ReceiptSummary>>;
   listing(urlNorm: string, method: HttpMethod): Promise<Listing | null>;
+  /**
+   * What a check reads of an endpoint before it decides: its {@link Store.listing} and its
+   * {@link Store.observations}, in one read where the store is remote (one round trip to PostgreSQL instead of two).
+   */
+  endpoint(urlNorm: string, method: HttpMethod): Promise<EndpointRecord>;
   /** Replaces the listings of each source present in `rows`; returns how many were stored. */
   importListings(rows: Array<Listing & { urlNorm: string }>): Promise<number>;
   /** Records one of the service's own paid calls to a catalogued service (spec §1.4). */

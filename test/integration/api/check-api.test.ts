@@ -305,8 +305,7 @@ describe('a store error during a check (issue 7 item 8)', () => {
   it('answers with history null instead of a 500, and the receipt is still issued', async () => {
     const spot = await start();
     const store = spot.service.deps.store;
-    store.observations = () => Promise.reject(new Error('store down'));
-    store.listing = () => Promise.reject(new Error('store down'));
+    store.endpoint = () => Promise.reject(new Error('store down'));
     const res = await check(spot, target('store-down'), { headers: { 'x-service-key': EXEMPT_SECRET } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;

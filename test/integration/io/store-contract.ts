@@ -161,6 +161,64 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect(await store.listing('https://b.example', 'GET')).toBeNull();
     });
 
+    it("reads an endpoint's listing and observations in one call, as the two reads answer them", async () => {
+      const u = 'https://e.example/x';
+      expect(await store.endpoint(u, 'GET')).toEqual({ listing: null, observations: [] });
+      await store.importListings([
+        {
+          urlNorm: u,
+          url: u,
+          method: 'POST',
+          priceUsd: 0.02,
+          network: 'eip155:8453',
+          asset: null,
+          payTo: null,
+          source: 'a',
+        },
+        {
+          urlNorm: u,
+          url: u,
+          method: 'GET',
+          priceUsd: 0.01,
+          network: null,
+          asset: null,
+          payTo: null,
+          source: 'b',
+        },
+      ]);
+      for (let i = 0; i < 31; i++)
+        store.addObservation(u, 'GET', obs(new Date(Date.UTC(2026, 10, 4, 0, i)).toISOString(), null));
+      // The newest has a price no 64-bit integer holds: it must come back the same from every path.
+      store.addObservation(u, 'GET', {
+        ...obs('2026-11-04T00:31:00.000Z', null),
+        price_usd: 1.157920892373162e71,
+      });
+      const both = async () => ({
+        listing: await store.listing(u, 'GET'),
+        observations: await store.observations(u, 'GET'),
+      });
+      // Queued, then written to the table, then with a newer observation still queued.
+      const queued = await store.endpoint(u, 'GET');
+      expect(queued).toEqual(await both());
+      expect(queued.listing).toMatchObject({ source: 'b', priceUsd: 0.01 });
+      expect(queued.observations).toHaveLength(30);
+      expect(queued.observations[0]).toMatchObject({
+        observed_at: '2026-11-04T00:31:00.000Z',
+        price_usd: 1.157920892373162e71,
+      });
+      await store.flush();
+      expect(await store.endpoint(u, 'GET')).toEqual(queued);
+      store.addObservation(
+        u,
+        'GET',
+        obs('2026-11-05T00:00:00.000Z', '0x2222222222222222222222222222222222222222'),
+      );
+      const later = await store.endpoint(u, 'GET');
+      expect(later).toEqual(await both());
+      expect(later.observations[0]?.pay_to).toBe('0x2222222222222222222222222222222222222222');
+      expect((await store.endpoint(u, 'POST')).listing).toMatchObject({ source: 'a', priceUsd: 0.02 });
+    });
+
     const paid = (url: string, minute: number, task = 'fx-rate') =>
       paidCallRecord({
         endpoint_url: url,
