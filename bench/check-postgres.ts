@@ -19,11 +19,12 @@ import { startSellers } from '../sandbox/sellers/index.ts';
 import { startPostgres } from '../test/helpers/postgres.ts';
 import { checkUrl, keepAliveAgent, timedGet } from './_lib/http.ts';
 import { type LoadResult, runLoad } from './_lib/load.ts';
-import { processTreeCpuMs, serverCpuMs } from './_lib/processes.ts';
+import { serverCpuMs } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { type BenchService, startService } from './_lib/service.ts';
 import { line, type Summary, summarize } from './_lib/stats.ts';
 import { receiptOf } from './_lib/throughput-checks.ts';
+import { treeCpuMs } from './_lib/tree-rss.ts';
 
 const TARGET_RATIO_PCT = 60;
 const TARGET_ADDED_P50_MS = 3;
@@ -75,7 +76,7 @@ export async function run(): Promise<Result> {
     const postmaster = Number((await readFile(join(pg.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
     for (let round = 0; round < 2; round++) {
       for (const side of sides) {
-        const before = { stats: await side.service.stats(), database: await processTreeCpuMs(postmaster) };
+        const before = { stats: await side.service.stats(), database: treeCpuMs(postmaster) };
         const result = await runLoad({
           connections,
           warmupMs: round === 0 ? warmupSeconds * 1000 : 500,
@@ -86,7 +87,7 @@ export async function run(): Promise<Result> {
         });
         if (result.errors > 0) throw new Error(`bench: ${side.label}: ${result.firstError}`);
         side.cpuMs += serverCpuMs(await side.service.stats(), before.stats);
-        side.databaseCpuMs += (await processTreeCpuMs(postmaster)) - before.database;
+        side.databaseCpuMs += treeCpuMs(postmaster) - before.database;
         side.loadAnswers += result.acceptedTotal;
         side.answered += result.acceptedTotal;
         side.loads.push(result);

@@ -3,7 +3,7 @@
  * the `instrument.ts` preload), so the load generator never shares its event loop: `api/main.ts` for the service,
  * `bare-server.ts` for the baseline. Both read HOST/PORT from the environment like `npm start` does.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,29 +29,6 @@ export type ServerProcess = {
 export function serverCpuMs(after: ServerStats, before: ServerStats): number {
   return after.cpuUserMs + after.cpuSystemMs - before.cpuUserMs - before.cpuSystemMs;
 }
-
-/**
- * CPU (user + system) of a process and its live children so far, in ms, from `/proc` (Linux): the process's own
- * time and its waited-for children's, plus each live child's own. PostgreSQL's server and its backends, for example.
- */
-export async function processTreeCpuMs(rootPid: number): Promise<number> {
-  const ticksPerMs = CLOCK_TICKS / 1000;
-  let ticks = 0;
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => null);
-    if (stat === null) continue;
-    // After the command name in parentheses: state, ppid, ..., utime (12th), stime, cutime, cstime.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = Number(fields[11]) + Number(fields[12]);
-    if (Number(name) === rootPid) ticks += own + Number(fields[13]) + Number(fields[14]);
-    else if (Number(fields[1]) === rootPid) ticks += own;
-  }
-  return ticks / ticksPerMs;
-}
-
-/** Clock ticks per second of `/proc`'s CPU times. */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const INSTRUMENT = fileURLToPath(new URL('./instrument.ts', import.meta.url));

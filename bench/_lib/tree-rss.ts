@@ -106,8 +106,7 @@ function treePids(rootPid: number): number[] {
     if (!/^\d+$/.test(name)) continue;
     const stat = readProc(Number(name), 'stat');
     if (stat === null) continue;
-    // The command name (field 2) may hold spaces and parentheses: the parent id is the 2nd field after the last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const ppid = Number(statFields(stat)?.[1]);
     const list = children.get(ppid) ?? [];
     list.push(Number(name));
     children.set(ppid, list);
@@ -121,11 +120,33 @@ function treePids(rootPid: number): number[] {
   return out;
 }
 
+/**
+ * CPU (user + system) of `rootPid` and its living descendants so far, in ms, with the time of the children the root
+ * has already waited for (a PostgreSQL server's ended backends). Linux only.
+ */
+export function treeCpuMs(rootPid: number): number {
+  let ticks = 0;
+  for (const pid of treePids(rootPid)) {
+    const fields = statFields(readProc(pid, 'stat'));
+    if (fields === null) continue;
+    ticks += Number(fields[11]) + Number(fields[12]);
+    if (pid === rootPid) ticks += Number(fields[13]) + Number(fields[14]);
+  }
+  return ticks * 10;
+}
+
 /** Fields 14 and 15 of `/proc/<pid>/stat` (user and system time), in clock ticks of 1/100 s on Linux. */
 function cpuSeconds(stat: string | null): number {
-  if (stat === null) return 0;
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const fields = statFields(stat);
+  return fields === null ? 0 : (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * The fields of `/proc/<pid>/stat` after the command name, which may hold spaces and parentheses: index 1 is the
+ * parent id, 11 and 12 user and system time, 13 and 14 those of waited-for children (clock ticks of 1/100 s).
+ */
+function statFields(stat: string | null): string[] | null {
+  return stat === null ? null : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 function readProc(pid: number, file: string): string | null {
