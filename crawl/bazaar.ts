@@ -73,8 +73,8 @@ async function checkLocked(
   const endpointDeps: EndpointDeps = { ...deps, runId, origin: 'bazaar' };
   await runPerHost(
     plan.endpoints.map((endpoint) => ({ host: endpoint.host, item: endpoint })),
-    async (endpoint) => {
-      records.set(endpoint.urlNorm, await probeEndpoint(endpointDeps, endpoint));
+    async (endpoint, released) => {
+      records.set(endpoint.urlNorm, await probeEndpoint(endpointDeps, endpoint, released));
     },
     { perHost: PER_HOST, concurrency: 32, now: deps.monotonic },
   );

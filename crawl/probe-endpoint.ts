@@ -35,10 +35,15 @@ export type EndpointRecord = {
 };
 
 /**
- * Probes one endpoint and signs its receipt. Never throws for anything the target does.
+ * Probes one endpoint and signs its receipt. Never throws for anything the target does. `released` is called once
+ * the last request to the host is answered, before the check is assembled and signed (the scheduler's host slot).
  * @example const { facts, receipt } = await probeEndpoint(deps, endpoint)
  */
-export async function probeEndpoint(deps: EndpointDeps, endpoint: PlannedEndpoint): Promise<EndpointRecord> {
+export async function probeEndpoint(
+  deps: EndpointDeps,
+  endpoint: PlannedEndpoint,
+  released: () => void = () => {},
+): Promise<EndpointRecord> {
   let url = endpoint.url;
   let outcome = await deps.prober.probe(url, endpoint.method);
   const example = exampleRequest(endpoint);
@@ -51,6 +56,7 @@ export async function probeEndpoint(deps: EndpointDeps, endpoint: PlannedEndpoin
       example.body === null ? {} : { body: example.body },
     );
   }
+  released();
   const { withKid, text, facts } = await (deps.assemble ?? assembleInline)({
     outcome,
     url,

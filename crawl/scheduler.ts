@@ -9,18 +9,30 @@
  * concurrency needed is the work left (Σ requests × latency) over that bound (Little's law); past it, with
  * {@link PACE_HEADROOM}, only hosts on the critical path or not measured yet start. A fleet of equal hosts is never
  * paced: every host is on the critical path.
+ *
+ * A job holds its host's slot only while it talks to the host: once `work` calls `released` (its requests are
+ * answered), the host may take its next request while the job goes on (assembling, signing, journaling), and the
+ * latency learned is the host's alone. Jobs past their requests are bounded by the global concurrency too, so a run
+ * never holds more than twice that many.
  */
 
 /** One unit of work and the host it loads. */
 export type HostJob<T> = { host: string; item: T };
 
 export type ScheduleOptions = {
-  /** Most jobs in flight for one host (spec: 3). */
+  /** Most jobs talking to one host at once (spec: 3 requests in flight). */
   perHost: number;
-  /** Most jobs in flight overall. */
+  /** Most jobs talking to their hosts at once overall, and most jobs past their requests still running. */
   concurrency: number;
   /** A monotonic clock in milliseconds, to learn each host's latency. */
   now: () => number;
+  /**
+   * Most jobs started at once; the rest start on `defer`'s call, so the requests of a first burst leave as they are
+   * made instead of after all of them are (default, or without `defer`: no limit).
+   */
+  burst?: number;
+  /** Calls `run` later (the crawl: `setImmediate`), for {@link ScheduleOptions.burst}. */
+  defer?: (run: () => void) => void;
 };
 
 /**
@@ -29,21 +41,24 @@ export type ScheduleOptions = {
  */
 const PACE_HEADROOM = 1.2;
 
+/** `done` and `spentMs` count the jobs that released the host, and the time they held it. */
 type HostState<T> = { queue: T[]; next: number; inFlight: number; done: number; spentMs: number };
 
 /**
- * Runs `work` once for every job under the limits and resolves when all are done. `work` should not throw (the
- * crawl turns every failure of a target into a verdict); if it does, nothing new starts and the first error
- * rejects once the jobs in flight have settled.
- * @example await runPerHost(jobs, (item) => probe(item), { perHost: 3, concurrency: 256, now: performance.now.bind(performance) })
+ * Runs `work` once for every job under the limits and resolves when all are done. `work` gets `released`, to call
+ * once its requests to the host are answered (the job's end releases the host otherwise). `work` should not throw
+ * (the crawl turns every failure of a target into a verdict); if it does, nothing new starts and the first error
+ * rejects once the jobs running have settled.
+ * @example await runPerHost(jobs, (item, released) => probe(item, released), { perHost: 3, concurrency: 256, now: performance.now.bind(performance) })
  */
 export function runPerHost<T>(
   jobs: Iterable<HostJob<T>>,
-  work: (item: T) => Promise<void>,
+  work: (item: T, released: () => void) => Promise<void>,
   options: ScheduleOptions,
 ): Promise<void> {
   const perHost = Math.max(1, Math.floor(options.perHost));
   const concurrency = Math.max(1, Math.floor(options.concurrency));
+  const burst = Math.max(1, Math.floor(options.burst ?? Number.POSITIVE_INFINITY));
   const hosts = new Map<string, HostState<T>>();
   for (const job of jobs) {
     let state = hosts.get(job.host);
@@ -56,12 +71,14 @@ export function runPerHost<T>(
   let open = [...hosts.values()].filter((h) => h.queue.length > 0);
   // Probes done and time spent by the open hosts, kept as they change (the mean latency of every pick).
   const openSeen = { done: 0, spentMs: 0 };
+  // Jobs holding their host's slot, and jobs that released it and still run.
   let inFlight = 0;
+  let trailing = 0;
   let failure: { error: unknown } | null = null;
 
   return new Promise<void>((resolve, reject) => {
     const settleIfDone = () => {
-      if (inFlight > 0) return;
+      if (inFlight > 0 || trailing > 0) return;
       if (failure !== null) reject(failure.error);
       else if (open.length === 0) resolve();
     };
@@ -70,21 +87,33 @@ export function runPerHost<T>(
       host.inFlight++;
       inFlight++;
       const began = options.now();
+      let holding = true;
+      const release = () => {
+        if (!holding) return;
+        holding = false;
+        trailing++;
+        leave(host, began);
+      };
+      const end = () => {
+        release();
+        trailing--;
+        // Room under the bound of jobs past their requests: what it held back may start.
+        if (trailing === concurrency - 1) dispatch();
+        settleIfDone();
+      };
       let run: Promise<void>;
       try {
-        run = work(item);
+        run = work(item, release);
       } catch (error) {
         run = Promise.reject(error);
       }
-      run.then(
-        () => finish(host, began),
-        (error: unknown) => {
-          failure ??= { error };
-          finish(host, began);
-        },
-      );
+      run.then(end, (error: unknown) => {
+        failure ??= { error };
+        end();
+      });
     };
-    const finish = (host: HostState<T>, began: number) => {
+    /** A job stops talking to its host: the host's slot is free and its latency known. */
+    const leave = (host: HostState<T>, began: number) => {
       const spent = Math.max(0, options.now() - began);
       host.inFlight--;
       host.done++;
@@ -95,15 +124,27 @@ export function runPerHost<T>(
       }
       inFlight--;
       dispatch();
-      settleIfDone();
     };
+    let deferred = false;
     const dispatch = () => {
       if (failure !== null) return;
       let drained = false;
-      while (inFlight < concurrency) {
+      let started = 0;
+      while (inFlight < concurrency && trailing < concurrency) {
+        if (started === burst && options.defer) {
+          if (!deferred) {
+            deferred = true;
+            options.defer(() => {
+              deferred = false;
+              dispatch();
+            });
+          }
+          break;
+        }
         const host = pick();
         if (host === null) break;
         start(host);
+        started++;
         if (host.next < host.queue.length) continue;
         drained = true;
         openSeen.done -= host.done;

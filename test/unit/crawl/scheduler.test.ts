@@ -58,6 +58,39 @@ function jobs(perHost: Record<string, number>): HostJob<{ host: string; id: numb
   );
 }
 
+/** Six jobs on one host (1 at a time, concurrency 4) that release it after 10 ms and end `tail` ms later. */
+async function releasing(tail: number) {
+  let now = 0;
+  const timers: Array<{ at: number; run: () => void }> = [];
+  const after = (ms: number) => new Promise<void>((resolve) => timers.push({ at: now + ms, run: resolve }));
+  const counts = { talking: 0, mostTalking: 0, running: 0, mostRunning: 0 };
+  const work = async (_item: { host: string; id: number }, released: () => void) => {
+    counts.mostTalking = Math.max(counts.mostTalking, ++counts.talking);
+    counts.mostRunning = Math.max(counts.mostRunning, ++counts.running);
+    await after(10);
+    counts.talking--;
+    released();
+    released(); // a second call changes nothing
+    await after(tail);
+    counts.running--;
+  };
+  const done = runPerHost(jobs({ a: 6 }), work, { perHost: 1, concurrency: 4, now: () => now });
+  let finished = false;
+  void done.then(() => {
+    finished = true;
+  });
+  for (let guard = 0; guard < 1000 && !finished; guard++) {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    timers.sort((x, y) => x.at - y.at);
+    const next = timers.shift();
+    if (next === undefined) continue;
+    now = next.at;
+    next.run();
+  }
+  await done;
+  return { wall: now, mostTalking: counts.mostTalking, mostRunning: counts.mostRunning };
+}
+
 describe('runPerHost', () => {
   it('runs every job once, never more than 3 per host or the global limit in flight', async () => {
     const sim = simulation(() => 10);
@@ -124,6 +157,42 @@ describe('runPerHost', () => {
     );
     expect(wall).toBe(10 * 20);
     expect(sim.load.filter((start) => start.at >= 100).every((start) => start.inFlight === 120)).toBe(true);
+  });
+
+  it('frees a host for its next request once a job is released, while the job goes on', async () => {
+    // Six jobs on one host, one request at a time: each talks to the host for 10 ms, then works 25 ms more.
+    const run = await releasing(25);
+    expect(run.mostTalking).toBe(1);
+    expect(run.wall).toBe(6 * 10 + 25); // held until each job ended, it would take 6 × 35 ms
+    expect(run.mostRunning).toBe(4);
+  });
+
+  it('keeps at most `concurrency` jobs running past their requests', async () => {
+    // With 100 ms of work after each 10 ms request, four released jobs fill the bound (concurrency 4) at 40 ms: the
+    // fifth request waits for the first job to end (110 ms), the sixth for the second (120 ms); unbounded, 160 ms.
+    const run = await releasing(100);
+    expect(run.mostTalking).toBe(1);
+    expect(run.mostRunning).toBe(4);
+    expect(run.wall).toBe(120 + 10 + 100);
+  });
+
+  it('starts at most `burst` jobs at once and the rest when `defer` calls back', async () => {
+    const deferred: Array<() => void> = [];
+    const started: number[] = [];
+    const done = runPerHost(
+      jobs({ a: 3, b: 3, c: 3 }),
+      async (item) => {
+        started.push(item.id);
+      },
+      { perHost: 3, concurrency: 9, now: () => 0, burst: 4, defer: (run) => deferred.push(run) },
+    );
+    expect(started).toHaveLength(4);
+    expect(deferred).toHaveLength(1);
+    deferred.shift()?.();
+    expect(started).toHaveLength(8);
+    while (deferred.length > 0) deferred.shift()?.();
+    await done;
+    expect(started).toHaveLength(9);
   });
 
   it('resolves at once with no jobs and rejects with the first error after the jobs in flight settle', async () => {
