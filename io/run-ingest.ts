@@ -31,8 +31,8 @@ const BATCH = 200;
 const COMMIT_EVERY_BATCHES = 5;
 /**
  * After each batch of receipts the ingest rests as long as the batch took, so a run goes in using at most about half
- * of the server's time while checks are answered. bench/crawl-ingest.ts, 6 alternating pairs: the slowest answer
- * during a 10,000-receipt ingest 53.9–67.4 ms with the rest, 57.8–114 ms without; the ingest 6.6–7.1 s, not 4.2–5.4.
+ * of the server's time while checks are answered. bench/crawl-ingest.ts, 9 alternating pairs: the slowest answer
+ * during a 10,000-receipt ingest 52.5–69.3 ms with the rest, 57.8–114 ms without; the ingest 6.4–7.5 s, not 4.2–5.4.
  */
 const REST_PER_WORK = 1;
 
