@@ -38,8 +38,6 @@ type Side = {
   /** CPU over the loads at 32 connections (warm-ups included), ms: the service's, and PostgreSQL's server's. */
   cpuMs: number;
   databaseCpuMs: number;
-  /** Answers over the same loads. */
-  loadAnswers: number;
 };
 
 /** Runs the benchmark. */
@@ -69,7 +67,6 @@ export async function run(): Promise<Result> {
         loads: [],
         cpuMs: 0,
         databaseCpuMs: 0,
-        loadAnswers: 0,
       });
     }
     for (const side of sides) await prime(side);
@@ -88,7 +85,6 @@ export async function run(): Promise<Result> {
         if (result.errors > 0) throw new Error(`bench: ${side.label}: ${result.firstError}`);
         side.cpuMs += serverCpuMs(await side.service.stats(), before.stats);
         side.databaseCpuMs += treeCpuMs(postmaster) - before.database;
-        side.loadAnswers += result.acceptedTotal;
         side.answered += result.acceptedTotal;
         side.loads.push(result);
       }
@@ -96,8 +92,14 @@ export async function run(): Promise<Result> {
     const single = await alternate(sides, latencySeconds * 1000);
     const [embedded, shared] = sides as [Side, Side];
     const rps = (side: Side) => side.loads.reduce((sum, l) => sum + l.requests, 0) / seconds;
-    const cpuPerAnswer = (side: Side) => side.cpuMs / Math.max(1, side.loadAnswers);
-    const databaseCpuPerAnswer = (side: Side) => side.databaseCpuMs / Math.max(1, side.loadAnswers);
+    // Answers over the same loads as the CPU, warm-ups included.
+    const loadAnswers = (side: Side) =>
+      Math.max(
+        1,
+        side.loads.reduce((sum, l) => sum + l.acceptedTotal, 0),
+      );
+    const cpuPerAnswer = (side: Side) => side.cpuMs / loadAnswers(side);
+    const databaseCpuPerAnswer = (side: Side) => side.databaseCpuMs / loadAnswers(side);
     const p50 = (side: Side) =>
       side.loads.map((l) => l.latency.p50).reduce((a, b) => a + b) / side.loads.length;
     for (const [i, side] of sides.entries()) {
