@@ -87,6 +87,21 @@ export function receiptWithKid<T extends object>(unsigned: T, kid: string): T & 
 }
 
 /**
+ * A signed receipt's text as the service writes its file and answers it: the RFC 8785 text of every member but
+ * `signature`, with the `signature` member appended last, as {@link signReceiptJson} makes it. The members of
+ * `receipt` may come in any order (a receipt parsed back from a store), the text is the same.
+ * Throws a `TypeError` when `receipt` has no string `signature` or no other member.
+ * @example signedReceiptText({ signature: 's', id: 'sc-…', kid: 'k1' }) // '{"id":"sc-…","kid":"k1","signature":"s"}'
+ */
+export function signedReceiptText(receipt: Record<string, unknown>): string {
+  const { signature, ...signed } = receipt;
+  if (typeof signature !== 'string') throw new TypeError('signedReceiptText: the receipt has no signature');
+  const text = canonicalJson(signed);
+  if (text === '{}') throw new TypeError('signedReceiptText: the receipt has no signed member');
+  return `${text.slice(0, -1)},"signature":${JSON.stringify(signature)}}`;
+}
+
+/**
  * {@link signReceiptJson} for a receipt canonicalized already (the crawl does it on its assembly thread): `text`
  * must be `canonicalJson(withKid)`, which is not recomputed here, and `withKid.kid` the signer's.
  */

@@ -1,13 +1,15 @@
 /**
  * SIGKILL of one of three instances under load (issue 10 item 3): every receipt any instance acknowledged is served
  * at once by the survivors, from PostgreSQL, and verifies; the killed instance, restarted on its DATA_DIR, serves
- * them too. The servers are real child processes (`api/main.ts`, fsync on); the checks target addresses the SSRF
- * gate blocks, so they need no network.
+ * them too. `npm run receipts:export` then writes every receipt file again, from PostgreSQL and from the journals,
+ * byte for byte as the instances wrote them (docs/deploy.md "Receipts"). The servers are real child processes
+ * (`api/main.ts`, fsync on); the checks target addresses the SSRF gate blocks, so they need no network.
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { unservedReceipts } from '../helpers/receipts.ts';
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
@@ -43,8 +45,9 @@ describe.skipIf(postgresMissing !== null)('SIGKILL of one of three instances und
       { headers: { 'x-service-key': KEY } },
     );
 
+  const acknowledged: string[] = [];
+
   it('loses no acknowledged receipt: the survivors serve every one at once, and so does the restarted one', async () => {
-    const acknowledged: string[] = [];
     let n = 0;
     let killed = false;
     let afterKill = 0;
@@ -80,4 +83,46 @@ describe.skipIf(postgresMissing !== null)('SIGKILL of one of three instances und
     running[0] = await startServerProcess(dirs[0]!, ports[0]!, env);
     await verifyAll(running[0].base);
   }, 180_000);
+
+  it('writes every acknowledged receipt file again from PostgreSQL, and from the journals, as the instances wrote them', async () => {
+    expect(acknowledged.length).toBeGreaterThanOrEqual(450);
+    const fromPostgres = join(dirs[1]!, 'bucket');
+    const run = await runCli('receipts-export-cli.ts', ['--out', fromPostgres], dirs[1]!, env);
+    expect(run.code).toBe(0);
+    const counts = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(counts).toMatchObject({ from: 'postgres', present: 0, refused: 0 });
+    const names = new Set(readdirSync(fromPostgres));
+    expect(counts.written).toBe(names.size);
+    expect(acknowledged.filter((id) => !names.has(`${id}.json`))).toEqual([]);
+    // As an auditor meets them: the verifier CLI over the folder, against the published keys.
+    const jwks = join(dirs[1]!, 'keys', 'jwks.json');
+    const audit = await runCli('../verify/cli.ts', [fromPostgres, '--jwks', jwks], dirs[1]!);
+    expect(audit.code).toBe(0);
+    expect(audit.stdout.match(/^OK /gm)).toHaveLength(names.size);
+
+    // Each instance's journal, the running ones read as they run, gives the same files into one folder.
+    const fromJournals = join(dirs[1]!, 'from-journals');
+    for (const dir of dirs) {
+      const each = await runCli(
+        'receipts-export-cli.ts',
+        ['--journal', join(dir, 'journal'), '--out', fromJournals],
+        dir,
+        env,
+      );
+      expect(each.code).toBe(0);
+      expect(JSON.parse(each.stdout)).toMatchObject({ present: 0, refused: 0 });
+    }
+    for (const id of acknowledged) {
+      const text = readFileSync(join(fromPostgres, `${id}.json`), 'utf8');
+      expect(readFileSync(join(fromJournals, `${id}.json`), 'utf8')).toBe(text);
+    }
+    // And the files the instances wrote themselves are the same bytes.
+    const own = readdirSync(join(dirs[2]!, 'receipts')).filter((name) => name.endsWith('.json'));
+    expect(own.length).toBeGreaterThan(0);
+    for (const name of own) {
+      expect(readFileSync(join(dirs[2]!, 'receipts', name), 'utf8')).toBe(
+        readFileSync(join(fromPostgres, name), 'utf8'),
+      );
+    }
+  }, 120_000);
 });

@@ -10,8 +10,10 @@ import {
   isReceiptId,
   newReceiptId,
   type Signer,
+  signedReceiptText,
   signingInput,
   signReceipt,
+  signReceiptJson,
 } from '../../../core/receipt.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';
 
@@ -139,6 +141,32 @@ describe('signReceipt / signingInput', () => {
       'Zm9vYmFy',
     ]);
     expect(base64url(Uint8Array.of(0xfb, 0xff))).toBe('-_8');
+  });
+});
+
+describe('signedReceiptText', () => {
+  it('gives back the text signReceiptJson made, whatever order the members come in', () => {
+    const { receipt, json } = signReceiptJson(
+      { verdict: 'pay', id: 'sc-x', note: 'é \u2028', n: 1.5 },
+      fakeSigner(),
+    );
+    const reordered = Object.fromEntries(Object.entries(receipt).reverse());
+    expect(Object.keys(reordered)[0]).toBe('signature');
+    expect(signedReceiptText(reordered)).toBe(json);
+    expect(signedReceiptText(JSON.parse(json))).toBe(json);
+  });
+
+  it('is the golden file once parsed, verifiable as it is', async () => {
+    const golden = JSON.parse(readFileSync(GOLDEN_PATH, 'utf8')) as Record<string, unknown>;
+    const text = signedReceiptText(golden);
+    expect(text.endsWith(`,"signature":"${golden.signature}"}`)).toBe(true);
+    expect(await verifyReceipt(JSON.parse(text), JWKS)).toEqual({ ok: true, kid: KID });
+  });
+
+  it('refuses a receipt without a signature, or with nothing signed', () => {
+    expect(() => signedReceiptText({ id: 'sc-x', kid: 'k' })).toThrow(TypeError);
+    expect(() => signedReceiptText({ id: 'sc-x', signature: 7 })).toThrow(TypeError);
+    expect(() => signedReceiptText({ signature: 's' })).toThrow(TypeError);
   });
 });
 
