@@ -3,13 +3,15 @@
  * nginx configured with docs/deploy.md's own `nginx` block (`test/helpers/nginx.ts`). Clients reach only nginx, each
  * from its own loopback address, so the client address the instances count is the one nginx saw: a client cannot
  * buy itself more free checks with an `X-Forwarded-For` of its own, and a SIGKILL of one instance behind the proxy
- * loses no answer the proxy delivered.
+ * loses no answer the proxy delivered, nor lets many clients past a quota, a network ceiling or the hosted rate
+ * limit while it happens.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integratorOnDatabase } from '../helpers/integrators.ts';
 import { deployGuideConfig, getFrom, nginxMissing, startNginx, type TestNginx } from '../helpers/nginx.ts';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { unservedReceipts } from '../helpers/receipts.ts';
@@ -18,6 +20,8 @@ import { type PaidWorld, startPaidWorld, worldEnv } from '../helpers/world.ts';
 
 // Spec §8 literal, never read from core/limits.ts.
 const FREE_CHECKS = 5;
+const FREE_PER_NETWORK = 25;
+const RATE_PER_MINUTE = 120;
 const PRICE = 20000n;
 const KEY = 'instances-nginx-exempt-key-0123456789';
 const PATH = '/v1/products/endpoint-spot-check';
@@ -150,6 +154,103 @@ describe.skipIf(postgresMissing !== null || nginxMissing !== null)(
         ),
       );
       expect(after.map((answer) => answer.status)).toEqual(Array.from({ length: 30 }, () => 200));
+    });
+
+    it('keeps the free quotas, the ceiling of a network and the hosted rate limit exact for 48 clients while an instance is killed and restarted', async () => {
+      const key = await integratorOnDatabase(
+        dirs[1]!,
+        env.DATABASE_URL!,
+        'router',
+        '1000',
+        running.map((service) => service.base),
+      );
+      type Tally = { ok: number; refused: number; lost: number };
+      const tally = (): Tally => ({ ok: 0, refused: 0, lost: 0 });
+      // 40 clients, each from a /24 of its own, and 8 more sharing one /24 (its ceiling is 25 free checks a day).
+      const clients = Array.from({ length: 40 }, (_, i) => `127.${20 + i}.0.1`);
+      const neighbours = Array.from({ length: 8 }, (_, i) => `127.9.9.${i + 1}`);
+      const free = new Map([...clients, ...neighbours].map((client) => [client, tally()]));
+      const hosted = tally();
+      const delivered: string[] = [];
+      // Answers lost, per wave: while instance 0 is killed, while it is down, once it is back.
+      const lostIn = [0, 0, 0];
+      let current = 0;
+      let n = 1000;
+      /** One check through nginx; a 502 or a reset is an answer the killed instance never gave. */
+      const send = async (
+        client: string,
+        into: Tally,
+        refusal: number,
+        headers: Record<string, string> = {},
+      ) => {
+        try {
+          const answer = await getFrom(client, `${proxy.base}${checkPath(n++)}`, headers);
+          if (answer.status === 200) {
+            into.ok++;
+            delivered.push((JSON.parse(answer.body) as { receipt_id: string }).receipt_id);
+          } else if (answer.status === refusal) into.refused++;
+          else {
+            into.lost++;
+            lostIn[current]!++;
+          }
+        } catch {
+          into.lost++;
+          lostIn[current]!++;
+        }
+      };
+      // Each client sends 8 free checks and the router 150 hosted ones, in three waves: while instance 0 is
+      // killed, while it is down, and once it is back in nginx's upstream.
+      const wave = (perClient: number, hostedCalls: number) =>
+        Promise.all([
+          ...[...clients, ...neighbours].flatMap((client) =>
+            Array.from({ length: perClient }, () => send(client, free.get(client)!, 402)),
+          ),
+          ...Array.from({ length: hostedCalls }, () =>
+            send('127.0.0.6', hosted, 429, { authorization: `Bearer ${key}` }),
+          ),
+        ]);
+      const first = wave(3, 50);
+      while (delivered.length < 40) await new Promise((resolve) => setTimeout(resolve, 2));
+      running[0]!.child.kill('SIGKILL');
+      await first;
+      await running[0]!.exited;
+      current = 1;
+      await wave(3, 50);
+      running[0] = await startServerProcess(dirs[0]!, ports[0]!, env);
+      await new Promise((resolve) => setTimeout(resolve, 5500));
+      current = 2;
+      await wave(2, 50);
+      // Lost: what nginx had handed the killed instance (its round robin gives it a third of the first wave), at
+      // most the one request that shows nginx it is down, and nothing once it is back.
+      expect(lostIn[0]).toBeLessThanOrEqual(Math.ceil((48 * 3 + 50) / 3));
+      expect(lostIn[1]).toBeLessThanOrEqual(1);
+      expect(lostIn[2]).toBe(0);
+
+      // Never one answer too many. A unit taken for an answer the killed instance never gave stays counted, so a
+      // client refused had at most that many fewer answers than its 5.
+      const network = tally();
+      for (const client of neighbours) {
+        const counts = free.get(client)!;
+        network.ok += counts.ok;
+        network.lost += counts.lost;
+        free.delete(client);
+      }
+      expect(network.ok).toBeLessThanOrEqual(FREE_PER_NETWORK);
+      expect(network.ok + network.lost).toBeGreaterThanOrEqual(FREE_PER_NETWORK);
+      for (const [client, counts] of free) {
+        expect(counts.ok, client).toBeLessThanOrEqual(FREE_CHECKS);
+        expect(counts.ok + counts.refused + counts.lost, client).toBe(8);
+        expect(counts.ok + counts.lost, client).toBeGreaterThanOrEqual(FREE_CHECKS);
+      }
+      expect(hosted.ok).toBeLessThanOrEqual(RATE_PER_MINUTE);
+      expect(hosted.ok + hosted.lost).toBeGreaterThanOrEqual(RATE_PER_MINUTE);
+      expect(hosted.ok + hosted.refused + hosted.lost).toBe(150);
+      // The month's usage counts every answer, and at most the uses the killed instance took without answering.
+      const me = await getFrom('127.0.0.6', `${proxy.base}/v1/integrators/me`, { 'x-service-key': key });
+      const calls = (JSON.parse(me.body) as { current_month: { calls: number } }).current_month.calls;
+      expect(calls).toBeGreaterThanOrEqual(hosted.ok);
+      expect(calls).toBeLessThanOrEqual(hosted.ok + hosted.lost);
+      expect(await unservedReceipts(proxy.base, delivered)).toEqual({ missing: [], invalid: [] });
     });
   },
 );

@@ -16,7 +16,8 @@ import { runKnownAnswers } from '../../crawl/known-answers.ts';
 import { knownAnswerDeps } from '../../crawl/known-answers-deps.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { loadSalt } from '../../io/secrets.ts';
-import { issuedKey, runCli } from '../helpers/cli.ts';
+import { runCli } from '../helpers/cli.ts';
+import { integratorOnDatabase } from '../helpers/integrators.ts';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { unservedReceipts } from '../helpers/receipts.ts';
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
@@ -123,33 +124,14 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
   });
 
   /** Creates an integrator and a key with the operator CLI on the database; resolves once all three take the key. */
-  const integrator = async (id: string, creditLimitUsd: string) => {
-    const cli = (args: string[]) =>
-      runCli('integrators-cli.ts', args, dirs[0]!, { DATABASE_URL: databaseUrl });
-    const created = await cli([
-      'create',
-      '--name',
-      `Router ${id}`,
-      '--credit-limit',
-      creditLimitUsd,
-      '--id',
+  const integrator = (id: string, creditLimitUsd: string) =>
+    integratorOnDatabase(
+      dirs[0]!,
+      databaseUrl,
       id,
-    ]);
-    expect(created.stderr).toBe('');
-    const key = issuedKey(await cli(['keys:issue', id]));
-    expect(key).not.toBe('');
-    // The CLI announced the change; each instance reloads its keys from the database.
-    for (const instance of instances) {
-      for (let i = 0; ; i++) {
-        const me = await fetch(`${instance.base}/v1/integrators/me`, { headers: { 'x-service-key': key } });
-        await me.body?.cancel();
-        if (me.status === 200) break;
-        if (i > 100) throw new Error(`${instance.base} never took the key`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-    return key;
-  };
+      creditLimitUsd,
+      instances.map((instance) => instance.base),
+    );
   const hostedCheck = (instance: ServerProcess, key: string) =>
     fetchFrom('198.18.9.1')(checkUrl(instance), { headers: { authorization: `Bearer ${key}` } });
 

@@ -8,6 +8,7 @@ import { bandOf } from '../../core/hosted.ts';
 import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-key.ts';
 import { applyOp, parseOp } from '../../io/integrator-ops.ts';
 import { openIntegratorStore } from '../../io/integrator-store.ts';
+import { issuedKey, runCli } from './cli.ts';
 
 /** Creates integrator `id` with `keys` active keys on a stopped server's DATA_DIR; returns the keys' text. */
 export async function seedIntegrator(
@@ -35,6 +36,42 @@ export function createIntegrator(
   keys = 1,
 ): Promise<string[]> {
   return makeIntegrator((op) => hosted.apply(JSON.stringify(op)), id, creditLimitAtomic, keys);
+}
+
+/**
+ * Creates integrator `id` and one key with the operator CLI on PostgreSQL (`DATABASE_URL`), as docs/deploy.md says;
+ * resolves with the key once every instance at `bases` takes it (they hear of it through the database).
+ */
+export async function integratorOnDatabase(
+  dataDir: string,
+  databaseUrl: string,
+  id: string,
+  creditLimitUsd: string,
+  bases: string[],
+): Promise<string> {
+  const cli = (args: string[]) => runCli('integrators-cli.ts', args, dataDir, { DATABASE_URL: databaseUrl });
+  const created = await cli([
+    'create',
+    '--name',
+    `Router ${id}`,
+    '--credit-limit',
+    creditLimitUsd,
+    '--id',
+    id,
+  ]);
+  if (created.code !== 0 || created.stderr !== '') throw new Error(`integrators create: ${created.stderr}`);
+  const key = issuedKey(await cli(['keys:issue', id]));
+  if (key === '') throw new Error('integrators keys:issue printed no key');
+  for (const base of bases) {
+    for (let i = 0; ; i++) {
+      const me = await fetch(`${base}/v1/integrators/me`, { headers: { 'x-service-key': key } });
+      await me.body?.cancel();
+      if (me.status === 200) break;
+      if (i > 100) throw new Error(`${base} never took the key`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return key;
 }
 
 /** The operations of a new integrator and its keys, each handed to `apply`; returns the keys' text. */
