@@ -25,11 +25,30 @@ if (service.serviceWallet.generated) {
 if (!config.facilitatorUrl)
   console.log('[spotcheck] FACILITATOR_URL not set: 402s are answered, payments are refused (502)');
 
+/**
+ * How long a clean close may take (it checkpoints the index, writes pending receipt files, ends the database pool).
+ * Past it, or on a second signal, the process exits as a SIGKILL would: every acknowledged receipt is in the journal
+ * (and committed in PostgreSQL), and the next start replays what the views lack (design.md promise 3). So a stuck
+ * database never makes a supervisor's stop hang.
+ */
+const CLOSE_DEADLINE_MS = 30_000;
+
 let stopping = false;
 const stop = async (signal: string) => {
-  if (stopping) return;
+  if (stopping) {
+    console.error(
+      `[spotcheck] ${signal} again: exiting without a clean close (the next start replays the journal)`,
+    );
+    process.exit(1);
+  }
   stopping = true;
   console.log(`[spotcheck] ${signal}: closing`);
+  setTimeout(() => {
+    console.error(
+      `[spotcheck] close did not finish in ${CLOSE_DEADLINE_MS / 1000} s: exiting without it (the next start replays the journal)`,
+    );
+    process.exit(1);
+  }, CLOSE_DEADLINE_MS).unref();
   server.close();
   server.closeIdleConnections();
   await service.close();

@@ -1,0 +1,146 @@
+/**
+ * SIGTERM while the database does not answer: the clean close cannot finish, so the service gives it a deadline and
+ * then exits as a SIGKILL would (design.md promise 3: nothing acknowledged is lost), and a second signal exits at once.
+ * A supervisor's stop never hangs on a stuck PostgreSQL. The database is a real cluster, frozen with SIGSTOP.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { unservedReceipts } from '../helpers/receipts.ts';
+import { freePort } from '../helpers/server-process.ts';
+
+const KEY = 'shutdown-exempt-key-0123456789abcdef';
+// api/main.ts's deadline, a literal here so a change to it is a change to this test.
+const CLOSE_DEADLINE_MS = 30_000;
+
+type Server = { base: string; child: ChildProcess; stderr: () => string; exited: Promise<number | null> };
+
+describe.skipIf(postgresMissing !== null)('SIGTERM while PostgreSQL does not answer', () => {
+  let pg: TestPostgres;
+  let env: Record<string, string>;
+  let port: number;
+  const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-shutdown-'));
+  let server: Server | null = null;
+
+  /** The cluster's processes: the postmaster and its children. */
+  const cluster = (): number[] => {
+    const postmaster = Number(readFileSync(join(pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = execFileSync('pgrep', ['-P', String(postmaster)])
+      .toString()
+      .trim()
+      .split('\n');
+    return [postmaster, ...children.map(Number)];
+  };
+  const freeze = () => {
+    for (const pid of cluster()) process.kill(pid, 'SIGSTOP');
+  };
+  const thaw = () => {
+    for (const pid of cluster()) process.kill(pid, 'SIGCONT');
+  };
+
+  const start = async (): Promise<Server> => {
+    const base = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+      env: { ...process.env, BASE_URL: base, DATA_DIR: dataDir, PORT: String(port), ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    for (let i = 0; i < 200; i++) {
+      if ((await fetch(`${base}/healthz`).catch(() => null))?.ok)
+        return { base, child, stderr: () => stderr, exited };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`server did not start: ${stderr}`);
+  };
+  const check = (base: string, n: number) =>
+    fetch(`${base}/v1/products/endpoint-spot-check?url=${encodeURIComponent(`http://10.7.${n}.1/x`)}`, {
+      headers: { 'x-service-key': KEY },
+    });
+  /** Checks answered before the freeze: their receipts must outlive any shutdown. */
+  const answer = async (base: string, from: number, count: number) => {
+    const ids: string[] = [];
+    for (let n = from; n < from + count; n++) {
+      const res = await check(base, n);
+      expect(res.status).toBe(200);
+      ids.push(((await res.json()) as { receipt_id: string }).receipt_id);
+    }
+    return ids;
+  };
+  /**
+   * Freezes the database with one check in flight, so the close has work that cannot finish; resolves with that
+   * check's answer, wrapped (a promise returned bare would be waited for).
+   */
+  const stuck = async (base: string) => {
+    freeze();
+    const inFlight = check(base, 200).catch(() => null);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { inFlight };
+  };
+
+  /** Lets the database go on, then starts the service again: it must serve every receipt acknowledged before. */
+  const restartServing = async (acknowledged: string[], inFlight: Promise<unknown>) => {
+    thaw();
+    await inFlight;
+    server = await start();
+    expect(await unservedReceipts(server.base, acknowledged)).toEqual({ missing: [], invalid: [] });
+  };
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    env = { DATABASE_URL: await pg.createDatabase(), EXEMPT_KEYS: `partner:${KEY}` };
+    port = await freePort();
+  }, 60_000);
+  afterAll(async () => {
+    try {
+      thaw();
+    } catch {}
+    if (server) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    await pg?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('exits once its deadline has passed, then a restart serves every receipt it had acknowledged', async () => {
+    server = await start();
+    const acknowledged = await answer(server.base, 0, 5);
+    const { inFlight } = await stuck(server.base);
+    const sent = Date.now();
+    server.child.kill('SIGTERM');
+    // The close waits on the database: still running a while after the signal.
+    const early = await Promise.race([
+      server.exited,
+      new Promise((resolve) => setTimeout(resolve, 2000, 'alive')),
+    ]);
+    expect(early).toBe('alive');
+    expect(await server.exited).toBe(1);
+    const took = Date.now() - sent;
+    expect(took).toBeGreaterThanOrEqual(CLOSE_DEADLINE_MS - 100);
+    expect(took).toBeLessThan(CLOSE_DEADLINE_MS + 10_000);
+    expect(server.stderr()).toContain('close did not finish in 30 s');
+    await restartServing(acknowledged, inFlight);
+  }, 90_000);
+
+  it('exits at once on a second signal', async () => {
+    server ??= await start();
+    const acknowledged = await answer(server.base, 10, 3);
+    const { inFlight } = await stuck(server.base);
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const sent = Date.now();
+    server.child.kill('SIGINT');
+    expect(await server.exited).toBe(1);
+    expect(Date.now() - sent).toBeLessThan(3000);
+    expect(server.stderr()).toContain('SIGINT again');
+    await restartServing(acknowledged, inFlight);
+  }, 60_000);
+});
