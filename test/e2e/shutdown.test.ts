@@ -3,27 +3,25 @@
  * then exits as a SIGKILL would (design.md promise 3: nothing acknowledged is lost), and a second signal exits at once.
  * A supervisor's stop never hangs on a stuck PostgreSQL. The database is a real cluster, frozen with SIGSTOP.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { unservedReceipts } from '../helpers/receipts.ts';
-import { freePort } from '../helpers/server-process.ts';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 
 const KEY = 'shutdown-exempt-key-0123456789abcdef';
 // api/main.ts's deadline, a literal here so a change to it is a change to this test.
 const CLOSE_DEADLINE_MS = 30_000;
-
-type Server = { base: string; child: ChildProcess; stderr: () => string; exited: Promise<number | null> };
 
 describe.skipIf(postgresMissing !== null)('SIGTERM while PostgreSQL does not answer', () => {
   let pg: TestPostgres;
   let env: Record<string, string>;
   let port: number;
   const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-shutdown-'));
-  let server: Server | null = null;
+  let server: ServerProcess | null = null;
 
   /** The cluster's processes: the postmaster and its children. */
   const cluster = (): number[] => {
@@ -41,25 +39,7 @@ describe.skipIf(postgresMissing !== null)('SIGTERM while PostgreSQL does not ans
     for (const pid of cluster()) process.kill(pid, 'SIGCONT');
   };
 
-  const start = async (): Promise<Server> => {
-    const base = `http://127.0.0.1:${port}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-      env: { ...process.env, BASE_URL: base, DATA_DIR: dataDir, PORT: String(port), ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    for (let i = 0; i < 200; i++) {
-      if ((await fetch(`${base}/healthz`).catch(() => null))?.ok)
-        return { base, child, stderr: () => stderr, exited };
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    child.kill('SIGKILL');
-    throw new Error(`server did not start: ${stderr}`);
-  };
+  const start = () => startServerProcess(dataDir, port, env);
   const check = (base: string, n: number) =>
     fetch(`${base}/v1/products/endpoint-spot-check?url=${encodeURIComponent(`http://10.7.${n}.1/x`)}`, {
       headers: { 'x-service-key': KEY },

@@ -4,7 +4,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
-export type ServerProcess = { base: string; child: ChildProcess; exited: Promise<unknown> };
+export type ServerProcess = {
+  base: string;
+  child: ChildProcess;
+  /** Resolves with the exit code (null when a signal ended it). */
+  exited: Promise<number | null>;
+  /** What it wrote to stderr so far (also passed on to the test's own stderr). */
+  stderr(): string;
+};
 
 /** A loopback port that was free a moment ago. */
 export async function freePort(): Promise<number> {
@@ -15,7 +22,10 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts the server on `port` over `dataDir` with `env`; resolves once `/healthz` answers. */
+/**
+ * Starts the server on `port` over `dataDir` with `env`; resolves once it says it listens there. Its own line, not an
+ * answer on the port: a port taken by another suite's server in the meantime would answer for it.
+ */
 export async function startServerProcess(
   dataDir: string,
   port: number,
@@ -24,15 +34,26 @@ export async function startServerProcess(
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
     env: { ...process.env, BASE_URL: base, DATA_DIR: dataDir, PORT: String(port), TRUST_PROXY: '1', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return { base, child, exited };
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    if (stderr.length < 65_536) stderr += chunk.toString();
+  });
+  let stdout = '';
+  const listening = new Promise<boolean>((resolve) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      // Read on to the end, so the server never blocks on a full pipe.
+      if (stdout.length > 65_536) return;
+      stdout += chunk.toString();
+      if (stdout.includes(`listening on ${base} `)) resolve(true);
+    });
+    void exited.then(() => resolve(false));
+    setTimeout(() => resolve(false), 20_000).unref();
+  });
+  if (await listening) return { base, child, exited, stderr: () => stderr };
   child.kill('SIGKILL');
-  throw new Error('server did not start');
+  throw new Error(`server did not start on ${base} (exit ${child.exitCode ?? child.signalCode ?? 'none'})`);
 }
