@@ -4,14 +4,15 @@
  * or one instance's journal. For a receipts folder that was lost, or one folder to publish from several instances.
  *
  * A file gets the text its instance wrote (`signedReceiptText`), so an export beside the instances' own files never
- * changes a byte. Files already there are left alone; a new one is written to a temp name and renamed, so a reader
- * (the CDN's sync, a running instance) never sees half a file.
+ * changes a byte. Files already there are left alone; a new one is written to a temp name and renamed
+ * (`writeReceiptText`), so a reader (the CDN's sync, a running instance) never sees half a file.
  */
-import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Sql } from 'postgres';
 import { isReceiptId, signedReceiptText } from '../core/receipt.ts';
 import { readJournal } from './journal.ts';
+import { writeReceiptText } from './receipt-files.ts';
 
 /** Visits every receipt of a source in turn, waiting for `each` before the next. */
 export type ReceiptSource = (each: (receipt: unknown) => Promise<void>) => Promise<void>;
@@ -63,23 +64,17 @@ export function journalReceipts(dir: string): ReceiptSource {
  * @example const { written, present } = await exportReceipts(journalReceipts(journalDir), outDir)
  */
 export async function exportReceipts(source: ReceiptSource, outDir: string): Promise<ExportCounts> {
-  await mkdir(outDir, { recursive: true });
   const counts: ExportCounts = { receipts: 0, written: 0, present: 0, refused: [] };
   let pending: Promise<void>[] = [];
-  let temps = 0;
   const writeOne = async (id: string, text: string) => {
-    const path = join(outDir, `${id}.json`);
-    if (await exists(path)) {
+    if (await exists(join(outDir, `${id}.json`))) {
       counts.present++;
       return;
     }
-    const tmp = `${path}.${process.pid}.export-${temps++}.tmp`;
     try {
-      await writeFile(tmp, text);
-      await rename(tmp, path);
+      await writeReceiptText(outDir, id, text);
       counts.written++;
     } catch (error) {
-      await rm(tmp, { force: true });
       counts.refused.push(`${id}: ${(error as Error).message}`);
     }
   };

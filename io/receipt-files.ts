@@ -14,12 +14,19 @@ import { isReceiptId } from '../core/receipt.ts';
  * Throws a `TypeError` for an id that is not a receipt id (the id becomes a file name).
  * @example await writeReceiptFile(join(dataDir, 'receipts'), signedReceipt)
  */
-export async function writeReceiptFile(dir: string, receipt: { id: string }): Promise<void> {
-  if (!isReceiptId(receipt.id))
-    throw new TypeError(`writeReceiptFile: ${JSON.stringify(receipt.id)} is not a receipt id`);
-  const path = join(dir, `${receipt.id}.json`);
+export function writeReceiptFile(dir: string, receipt: { id: string }): Promise<void> {
+  return writeReceiptText(dir, receipt.id, `${JSON.stringify(receipt, null, 2)}\n`);
+}
+
+/**
+ * Writes `<dir>/<id>.json` atomically (temp file + rename) with `text` as it is, making `dir` if it is missing.
+ * Throws a `TypeError` for an id that is not a receipt id (the id becomes a file name).
+ * @example await writeReceiptText(bucket, receipt.id, `${signedReceiptText(receipt)}\n`)
+ */
+export async function writeReceiptText(dir: string, id: string, text: string): Promise<void> {
+  if (!isReceiptId(id)) throw new TypeError(`writeReceiptText: ${JSON.stringify(id)} is not a receipt id`);
+  const path = join(dir, `${id}.json`);
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const text = `${JSON.stringify(receipt, null, 2)}\n`;
   try {
     // The folder is made only when missing: a recursive mkdir per receipt cost a crawl 6 % of its CPU.
     await writeFile(tmp, text, 'utf8').catch(async (error: unknown) => {
