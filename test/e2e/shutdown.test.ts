@@ -3,8 +3,7 @@
  * then exits as a SIGKILL would (design.md promise 3: nothing acknowledged is lost), and a second signal exits at once.
  * A supervisor's stop never hangs on a stuck PostgreSQL. The database is a real cluster, frozen with SIGSTOP.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,21 +22,8 @@ describe.skipIf(postgresMissing !== null)('SIGTERM while PostgreSQL does not ans
   const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-shutdown-'));
   let server: ServerProcess | null = null;
 
-  /** The cluster's processes: the postmaster and its children. */
-  const cluster = (): number[] => {
-    const postmaster = Number(readFileSync(join(pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const children = execFileSync('pgrep', ['-P', String(postmaster)])
-      .toString()
-      .trim()
-      .split('\n');
-    return [postmaster, ...children.map(Number)];
-  };
-  const freeze = () => {
-    for (const pid of cluster()) process.kill(pid, 'SIGSTOP');
-  };
-  const thaw = () => {
-    for (const pid of cluster()) process.kill(pid, 'SIGCONT');
-  };
+  const freeze = () => pg.signal('SIGSTOP');
+  const thaw = () => pg.signal('SIGCONT');
 
   const start = () => startServerProcess(dataDir, port, env);
   const check = (base: string, n: number) =>

@@ -7,7 +7,7 @@
  * installs it. PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +46,15 @@ export type TestPostgres = {
   dataDir: string;
   /** A fresh empty database; resolves to its URL. */
   createDatabase(): Promise<string>;
+  /**
+   * Stops (`SIGSTOP`) or lets go on (`SIGCONT`) every process of the cluster: frozen, it accepts connections and
+   * reads queries but answers nothing, as a stalled or unreachable host looks to a client.
+   */
+  signal(name: 'SIGSTOP' | 'SIGCONT'): void;
+  /** Stops the server as a crash would, keeping its data: clients see their connections end and new ones refused. */
+  down(): void;
+  /** Starts the server stopped by `down` again, on the same port and data. */
+  up(): void;
   stop(): Promise<void>;
 };
 
@@ -86,6 +95,20 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       const name = `t${process.pid}_${databases}`;
       await admin.unsafe(`CREATE DATABASE ${name}`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    signal(name) {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const children = execFileSync('pgrep', ['-P', String(postmaster)])
+        .toString()
+        .trim()
+        .split('\n');
+      for (const pid of [postmaster, ...children.map(Number)]) process.kill(pid, name);
+    },
+    down() {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    },
+    up() {
+      run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
     },
     async stop() {
       await admin.end({ timeout: 1 });
