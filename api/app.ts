@@ -25,7 +25,8 @@ export { API_VERSION };
 
 /** Builds the app over its dependencies. */
 export function createApp(deps: AppDeps): H3 {
-  const app = new H3({ onError: (error) => toErrorResponse(error) });
+  // Silent: h3 would print every unhandled error in full; `toErrorResponse` logs each once, in one place.
+  const app = new H3({ silent: true, onError: (error) => toErrorResponse(error) });
 
   app.use((event) => {
     event.res.headers.set('x-content-type-options', 'nosniff');

@@ -3,6 +3,7 @@
  * spec §7. Anything caused by the caller's input is a 4xx with a stable code; the codes are published in the README.
  */
 import { HTTPError } from 'h3';
+import { DatabaseUnavailable } from '../io/postgres-wait.ts';
 
 /** Raises an API error from inside a handler; the app's error hook renders it. */
 export function apiError(
@@ -33,8 +34,37 @@ export function errorResponse(
   );
 }
 
+/**
+ * The 503 of a request whose database did not answer in time or lost its connection (`io/postgres-wait.ts`), found
+ * anywhere in the chain of causes of `error`; null for any other error.
+ */
+export function databaseUnavailable(error: unknown): Response | null {
+  let cause = error;
+  for (let depth = 0; typeof cause === 'object' && cause !== null && depth < 8; depth++) {
+    if (cause instanceof DatabaseUnavailable) {
+      return errorResponse(
+        503,
+        'database_unavailable',
+        'The shared database did not answer in time; no payment was taken. Retry in a few seconds.',
+        { 'retry-after': String(RETRY_AFTER_S) },
+      );
+    }
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/** What a 503 `database_unavailable` asks the caller to wait before trying again. */
+const RETRY_AFTER_S = 5;
+
 /** Maps any error that reached the app to the JSON error shape; internals stay hidden. */
 export function toErrorResponse(error: HTTPError): Response {
+  const unavailable = databaseUnavailable(error);
+  if (unavailable) {
+    // One line per request: during an outage every request that needs the database ends here.
+    console.error(`[spotcheck] [api] database unavailable: ${error.message}`);
+    return unavailable;
+  }
   const data = error.data as { code?: unknown } | undefined;
   if (typeof data?.code === 'string') {
     return errorResponse(

@@ -31,6 +31,8 @@ export type Operation = {
   keys?: 'optional' | 'required';
   /** The route is also free (daily quota) before it answers 402. */
   freeQuota?: boolean;
+  /** False for a route that answers without the shared database, so never with `database_unavailable`. */
+  needsDatabase?: false;
 };
 
 export const JSON_TYPE = 'application/json';
@@ -42,4 +44,7 @@ export const codes = (...list: readonly string[]) => list.map((code) => `\`${cod
 
 export const KEY_401 =
   'A bad, suspended or revoked service key; never falls back to a free answer (spec §5.5).';
+export const DATABASE_503 =
+  `${codes('database_unavailable')} (only with \`DATABASE_URL\`): the shared database did not answer within 10 s ` +
+  'or could not be reached; no payment was taken. Retry after the Retry-After seconds.';
 export const PAID_502 = `${codes('facilitator_unavailable', 'settlement_unverified')}: the facilitator did not answer, or its settle answer could not be checked; check payment status before signing again.`;

@@ -196,6 +196,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The public receipt-signing keys (Ed25519 JWKS; kid is the RFC 7638 thumbprint).',
     answer: JwksSchema,
     errors: {},
+    needsDatabase: false,
   },
   {
     method: 'get',
@@ -204,5 +205,6 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Liveness and the API version.',
     answer: HealthSchema,
     errors: {},
+    needsDatabase: false,
   },
 ];

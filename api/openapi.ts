@@ -14,7 +14,7 @@ import { BASE, BASE_USDC } from '../core/networks.ts';
 import { type JsonSchema, jsonSchemaOf, propertiesOf } from './json-schema.ts';
 import { MCP_PATH } from './mcp/route.ts';
 import { mcpPathItem } from './openapi-mcp.ts';
-import { ERROR_REF, JSON_TYPE, type Operation } from './openapi-model.ts';
+import { DATABASE_503, ERROR_REF, JSON_TYPE, type Operation } from './openapi-model.ts';
 import { OPERATIONS } from './openapi-operations.ts';
 import { offerFor } from './x402/offers.ts';
 
@@ -111,6 +111,9 @@ function describe(operation: Operation, baseUrl: string): Record<string, unknown
       '`internal_error`: the request failed on our side and nothing was charged; or, after a landed settlement, the ' +
       'answer could not be recorded, and the message and the PAYMENT-RESPONSE header name the transaction.';
   }
+  if (operation.needsDatabase !== false) {
+    errors[503] = errors[503] ? `${errors[503]} Or ${DATABASE_503}` : DATABASE_503;
+  }
   for (const [status, text] of Object.entries(errors)) {
     const content: Record<string, unknown> = { [JSON_TYPE]: { schema: ERROR_REF } };
     if (operation.fromSite && status === '404') content['text/html'] = { schema: { type: 'string' } };
@@ -119,6 +122,13 @@ function describe(operation: Operation, baseUrl: string): Record<string, unknown
       content,
       ...(status === '429'
         ? { headers: { 'Retry-After': header('Seconds until a call is allowed again.') } }
+        : {}),
+      ...(status === '503' && operation.needsDatabase !== false
+        ? {
+            headers: {
+              'Retry-After': header('With `database_unavailable`: seconds to wait before trying again.'),
+            },
+          }
         : {}),
     };
   }

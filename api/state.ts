@@ -17,6 +17,7 @@ import { openPostgresQuota } from '../io/postgres-quota.ts';
 import { openPostgresReplayGuard } from '../io/postgres-replay.ts';
 import { connectPostgres, postgresStore } from '../io/postgres-store.ts';
 import { postgresTasks, type SharedTasks } from '../io/postgres-tasks.ts';
+import { boundedPort } from '../io/postgres-wait.ts';
 import type { Store } from '../io/store.ts';
 import type { Config } from './config.ts';
 import type { SharedHosted } from './hosted.ts';
@@ -65,7 +66,8 @@ export async function openState(
   }
   const sql = await connectPostgres(config.database.url, { poolSize: config.database.poolSize });
   try {
-    const store = postgresStore(sql, { endPool: false });
+    // What a request reads or waits for gets a deadline (io/postgres-wait.ts); the background work does not.
+    const store = boundedPort(postgresStore(sql, { endPool: false }), STORE_WAITS);
     // In the background: the instance answers meanwhile, and its first lookup waits for what is left of the load.
     store
       .preloadPaidCalls()
@@ -76,7 +78,7 @@ export async function openState(
       store,
       quota: await openPostgresQuota(sql, now, saltCheck),
       journaledQuota: createQuota({ now }),
-      integrators: postgresIntegratorStore(sql),
+      integrators: boundedPort(postgresIntegratorStore(sql), INTEGRATOR_WAITS),
       sharedHosted: {
         meter: postgresMeter(sql, now),
         rate: postgresRateLimiter(sql, {
@@ -87,7 +89,7 @@ export async function openState(
         watch: (onChange) => watchIntegrators(sql, onChange),
       },
       replayGuard: await openPostgresReplayGuard(sql, now),
-      sharedTasks: postgresTasks(sql),
+      sharedTasks: boundedPort(postgresTasks(sql), ['publish', 'list']),
       committed: (id) => store.committed(id),
       close: () => sql.end({ timeout: 5 }),
     };
@@ -96,3 +98,35 @@ export async function openState(
     throw error;
   }
 }
+
+/** The store's reads and the wait for a receipt's commit; not its imports, catch-ups and flushes (background work). */
+const STORE_WAITS = [
+  'observations',
+  'receipt',
+  'latestReceiptByUrl',
+  'listReceipts',
+  'listing',
+  'endpoint',
+  'paidCalls',
+  'observationsByHost',
+  'checksByHost',
+  'publicChecksByHost',
+  'committed',
+] as const;
+
+/** Every call of the integrator store but `close`: the service makes each of them within a request or a short job. */
+const INTEGRATOR_WAITS = [
+  'createIntegrator',
+  'addKey',
+  'setKeyState',
+  'integrators',
+  'keys',
+  'usageCursor',
+  'foldUsage',
+  'usage',
+  'endUserHashes',
+  'addInvoice',
+  'invoice',
+  'invoices',
+  'markInvoicePaid',
+] as const;

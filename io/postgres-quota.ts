@@ -11,6 +11,7 @@
  */
 import type { Sql } from 'postgres';
 import { type QuotaKey, type QuotaPort, type ReserveResult, utcDay } from '../core/quota.ts';
+import { waitFor } from './postgres-wait.ts';
 
 /** Thrown inside the transaction to roll it back: `key` was at its limit with `used` units. */
 class Exhausted extends Error {
@@ -48,23 +49,25 @@ export async function openPostgresQuota(sql: Sql, now: () => Date, saltCheck: st
       const day = utcDay(now());
       let counts: Map<QuotaKey, number>;
       try {
-        counts = await sql.begin(async (tx) => {
-          const taken = new Map<QuotaKey, number>();
-          for (const key of byName(keys)) {
-            const [row] = await tx<Array<{ used: number }>>`
+        counts = await waitFor(
+          sql.begin(async (tx) => {
+            const taken = new Map<QuotaKey, number>();
+            for (const key of byName(keys)) {
+              const [row] = await tx<Array<{ used: number }>>`
               INSERT INTO quota_use (day, bucket, id, used) VALUES (${day}, ${key.bucket}, ${key.id}, 1)
               ON CONFLICT (day, bucket, id) DO UPDATE SET used = quota_use.used + 1
                 WHERE quota_use.used < ${key.limit}
               RETURNING used`;
-            if (!row || row.used > key.limit) {
-              const [current] = await tx<Array<{ used: number }>>`SELECT used FROM quota_use
+              if (!row || row.used > key.limit) {
+                const [current] = await tx<Array<{ used: number }>>`SELECT used FROM quota_use
                 WHERE day = ${day} AND bucket = ${key.bucket} AND id = ${key.id}`;
-              throw new Exhausted(key, Math.min(current?.used ?? 0, key.limit));
+                throw new Exhausted(key, Math.min(current?.used ?? 0, key.limit));
+              }
+              taken.set(key, row.used);
             }
-            taken.set(key, row.used);
-          }
-          return taken;
-        });
+            return taken;
+          }),
+        );
       } catch (error) {
         if (error instanceof Exhausted) return { ok: false, exhausted: error.key, used: error.used };
         throw error;
@@ -80,12 +83,14 @@ export async function openPostgresQuota(sql: Sql, now: () => Date, saltCheck: st
           async release() {
             if (released) return;
             released = true;
-            await sql.begin(async (tx) => {
-              for (const key of byName(keys)) {
-                await tx`UPDATE quota_use SET used = greatest(used - 1, 0)
-                  WHERE day = ${day} AND bucket = ${key.bucket} AND id = ${key.id}`;
-              }
-            });
+            await waitFor(
+              sql.begin(async (tx) => {
+                for (const key of byName(keys)) {
+                  await tx`UPDATE quota_use SET used = greatest(used - 1, 0)
+                    WHERE day = ${day} AND bucket = ${key.bucket} AND id = ${key.id}`;
+                }
+              }),
+            );
           },
         },
       };

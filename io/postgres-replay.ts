@@ -10,6 +10,7 @@
  */
 import type { Sql } from 'postgres';
 import { holdUntil, type ReplayGuard, type ReplayRefusal } from '../core/replay.ts';
+import { boundedPort } from './postgres-wait.ts';
 
 const REFUSALS: readonly ReplayRefusal[] = [
   'payment_in_flight',
@@ -22,7 +23,7 @@ export async function openPostgresReplayGuard(sql: Sql, now: () => Date): Promis
   const seconds = () => Math.floor(now().getTime() / 1000);
   await sql`DELETE FROM payment_claims WHERE until_epoch <= ${seconds()}`;
 
-  return {
+  const guard: ReplayGuard = {
     async claim(key, hold) {
       const at = seconds();
       const until = Math.max(holdUntil(at, hold), at + 1);
@@ -48,4 +49,5 @@ export async function openPostgresReplayGuard(sql: Sql, now: () => Date): Promis
       await sql`UPDATE payment_claims SET reason = ${hold.reason}, until_epoch = ${until} WHERE key = ${key}`;
     },
   };
+  return boundedPort(guard, ['claim', 'release']);
 }

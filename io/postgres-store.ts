@@ -58,10 +58,10 @@ const REFUSED_KEPT = 10_000;
 /** The store over a migrated pool; `endPool` says whether `close()` ends the pool (false when it is shared). */
 export function postgresStore(sql: Sql, options: { endPool: boolean }): PostgresStore {
   const paidCalls = postgresPaidCalls(sql);
-  const refused = new Set<string>();
-  const refuse = (id: string) => {
-    if (refused.size >= REFUSED_KEPT) refused.delete(refused.values().next().value as string);
-    refused.add(id);
+  const refused = new Map<string, unknown>();
+  const refuse = (id: string, error: unknown) => {
+    if (refused.size >= REFUSED_KEPT) refused.delete(refused.keys().next().value as string);
+    refused.set(id, error);
   };
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: Array<[string, HttpMethod, Observation]> = [];
@@ -79,7 +79,7 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
       // Row by row, so one row the index cannot take (it stays in the journal and its file) keeps no other out.
       for (const row of batch.receipts) {
         await insertReceipts(sql, [row]).catch((error: unknown) => {
-          refuse(row.id);
+          refuse(row.id, error);
           console.error('[spotcheck] [store] receipt not indexed', error);
         });
       }
@@ -110,7 +110,9 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
   const store: PostgresStore = {
     async committed(id) {
       await flush();
-      if (refused.delete(id)) throw new Error(`receipt ${id} is not committed in PostgreSQL`);
+      const error = refused.get(id);
+      if (refused.delete(id))
+        throw new Error(`receipt ${id} is not committed in PostgreSQL`, { cause: error });
     },
     indexReceipts(rows) {
       receiptQueue.push(...rows);

@@ -9,7 +9,8 @@
  *    An authorization whose `validBefore` is less than the handler budget plus {@link SETTLE_MARGIN_SECONDS} away →
  *    402 `authorization_expires_too_soon`: it could expire before its settlement lands.
  * 4. The handler runs (it checks its own parameters now, spec §4: "checked after the 402 and before anything is
- *    settled"). Status ≥ 400 → returned as is, nothing settled. Throw → 500, nothing settled.
+ *    settled"). Status ≥ 400 → returned as is, nothing settled. Throw → 500, nothing settled (503
+ *    `database_unavailable` when the shared database did not answer).
  * 5. Settle: success that matches the payment (`_settlement.ts`: a 32-byte transaction hash, the requirement's
  *    network and price, the verified payer) → the handler's answer + `PAYMENT-RESPONSE` + `Cache-Control: private`.
  *    Failure, including `settlement_pending` → 402 + `PAYMENT-RESPONSE` (success:false) and no paid body: a paid
@@ -30,6 +31,7 @@ import { SettleError, type SettleResponse, VerifyError, type VerifyResponse } fr
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { BASE, canonicalUsdc } from '../../core/networks.ts';
+import { databaseUnavailable } from '../errors.ts';
 import { buildChallenge, type Challenge, paymentRequiredOf, type Terms } from './_challenge.ts';
 import { createV1Support, type Driver, v1Driver, v1NameOf, v2Driver, withTimeout } from './_drivers.ts';
 import { type DecodedPayment, decodePaymentHeader } from './_payment-header.ts';
@@ -151,7 +153,10 @@ export function createSeller(config: SellerConfig): Seller {
       });
     } catch (error) {
       config.onError?.('handler', error);
-      return { response: errorResponse(500, 'internal_error', 'The request failed; nothing was charged.') };
+      const response =
+        databaseUnavailable(error) ??
+        errorResponse(500, 'internal_error', 'The request failed; nothing was charged.');
+      return { response };
     }
     if (answer.status >= 400) {
       // An error answer is never settled; a PaidJson cannot be rendered without a settlement.

@@ -33,6 +33,7 @@ import {
 } from '../../../api/x402/seller.ts';
 import { atomicToUsdText } from '../../../core/amount.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
+import { DatabaseUnavailable } from '../../../io/postgres-wait.ts';
 
 const PAY_TO = '0x2222222222222222222222222222222222222222';
 const BUYER = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
@@ -230,6 +231,20 @@ describe('paid flow', () => {
     expect((await response.json()).error.code).toBe('internal_error');
     expect(facilitator.settle).not.toHaveBeenCalled();
     expect(onError).toHaveBeenCalledWith('handler', expect.any(Error));
+  });
+
+  it('answers 503 database_unavailable, settling nothing, when the handler met a database that did not answer', async () => {
+    const facilitator = fakeFacilitator();
+    const seller = sellerWith(facilitator);
+    const response = await seller.sell(
+      request({ 'PAYMENT-SIGNATURE': await signedHeader(seller) }),
+      OFFER,
+      () => Promise.reject(new DatabaseUnavailable('PostgreSQL did not answer within 10000 ms')),
+    );
+    expect(response.status).toBe(503);
+    expect((await response.json()).error.code).toBe('database_unavailable');
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(facilitator.settle).not.toHaveBeenCalled();
   });
 
   it.each([
