@@ -18,6 +18,19 @@ export function segmentName(day: string, firstSeq: number): string {
   return `journal-${day}-${String(firstSeq).padStart(12, '0')}.jsonl`;
 }
 
+/** How {@link readSegments} reads. */
+export type ReadOptions = {
+  /** A cursor (`position.cursor`) to resume after. */
+  since?: string | undefined;
+  /**
+   * Only the records whose line holds these characters are parsed and visited with their value; every other one is
+   * visited as `null`, its position read from the line's `{"seq":…,"rec":` prefix. A reader that wants a few
+   * records among many (the hosted uses among the receipts) skips the parse of the rest. An unparsed line is checked
+   * for its frame only (prefix, seq in order, closing brace), not as JSON: start-up replays parse every line.
+   */
+  match?: string | undefined;
+};
+
 /**
  * Visits the records of `files` in order after the cursor `since`. A bad or out-of-order line throws
  * {@link JournalCorruptError}; an unterminated last line of the last file is skipped only if `tolerateTornTail`.
@@ -26,10 +39,11 @@ export async function readSegments(
   dir: string,
   files: SegmentFile[],
   visit: (record: unknown, position: JournalPosition) => void | Promise<void>,
-  since: string | undefined,
-  tolerateTornTail: boolean,
+  options: ReadOptions & { tolerateTornTail: boolean },
 ): Promise<void> {
+  const { since, tolerateTornTail } = options;
   if (since !== undefined && !/^\d{1,15}$/.test(since)) throw new TypeError(`journal: bad cursor ${since}`);
+  const match = options.match === undefined ? null : Buffer.from(options.match, 'utf8');
   const after = since === undefined ? 0 : Number(since);
   let previousSeq = 0;
   for (const [index, file] of files.entries()) {
@@ -40,28 +54,50 @@ export async function readSegments(
     const stream = createReadStream(join(dir, file.name), file.limit === null ? {} : { end: file.limit - 1 });
     let rest: Buffer = Buffer.alloc(0);
     let lineNo = 0;
-    const handleLine = async (bytes: Buffer): Promise<void> => {
+    // The visit's promise, if it returns one; a visitor that returns none costs no await per line.
+    const handleLine = (bytes: Buffer): void | Promise<void> => {
       lineNo++;
-      const parsed = parseLine(bytes.toString('utf8'));
+      const parsed =
+        match === null || bytes.includes(match) ? parseLine(bytes.toString('utf8')) : skipLine(bytes);
       if (parsed === null || parsed.seq <= previousSeq) throw new JournalCorruptError(file.name, lineNo);
       previousSeq = parsed.seq;
       if (parsed.seq > after)
-        await visit(parsed.rec, { seq: parsed.seq, segment: file.name, cursor: String(parsed.seq) });
+        return visit(parsed.rec, { seq: parsed.seq, segment: file.name, cursor: String(parsed.seq) });
     };
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      let data = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+      const data = rest.length === 0 ? chunk : Buffer.concat([rest, chunk]);
+      let start = 0;
       let nl = data.indexOf(NEWLINE);
       while (nl !== -1) {
-        await handleLine(data.subarray(0, nl));
-        data = data.subarray(nl + 1);
-        nl = data.indexOf(NEWLINE);
+        const visited = handleLine(data.subarray(start, nl));
+        if (visited) await visited;
+        start = nl + 1;
+        nl = data.indexOf(NEWLINE, start);
       }
-      rest = Buffer.from(data);
+      rest = Buffer.from(data.subarray(start));
     }
     const isLast = index === files.length - 1;
     if (rest.length > 0 && !(tolerateTornTail && isLast))
       throw new JournalCorruptError(file.name, lineNo + 1);
   }
+}
+
+const PREFIX = Buffer.from('{"seq":', 'utf8');
+const REC = Buffer.from(',"rec":', 'utf8');
+const CLOSE = 0x7d; // '}'
+
+/** A line left unparsed (`match`): its seq from the prefix the appender writes, its record `null`. */
+function skipLine(bytes: Buffer): { seq: number; rec: null } | null {
+  if (bytes.length < PREFIX.length + 1 || !bytes.subarray(0, PREFIX.length).equals(PREFIX)) return null;
+  if (bytes[bytes.length - 1] !== CLOSE) return null;
+  let end = PREFIX.length;
+  while (end < bytes.length && end - PREFIX.length < 16 && bytes[end]! >= 0x30 && bytes[end]! <= 0x39) end++;
+  const digits = bytes.subarray(PREFIX.length, end).toString('latin1');
+  // JSON numbers have no leading zero; the appender writes seq as JSON does.
+  if (digits === '' || digits.startsWith('0')) return null;
+  if (!bytes.subarray(end, end + REC.length).equals(REC)) return null;
+  const seq = Number(digits);
+  return Number.isSafeInteger(seq) ? { seq, rec: null } : null;
 }
 
 function parseLine(text: string): { seq: number; rec: unknown } | null {

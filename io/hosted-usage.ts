@@ -20,11 +20,17 @@ export type HostedUseRecord = {
   receipt: string | null;
 };
 
-/** Reads journal records after `since`: `journal.replay` in the server, `readJournal` in a CLI. */
+/**
+ * Reads journal records after `since`: `journal.replay` in the server, `readJournal` in a CLI. With `match`, a record
+ * whose line lacks it is visited as `null`, unparsed (`ReadOptions` of `io/journal.ts`).
+ */
 export type JournalTail = (
   visit: (record: unknown, position: JournalPosition) => void,
-  options: { since?: string },
+  options: { since?: string; match?: string },
 ) => Promise<void>;
+
+/** What every line holding a hosted use has, alone or attached to a receipt: its kind as `JSON.stringify` writes it. */
+const HOSTED_USE_LINE = '"kind":"hosted_use"';
 
 /**
  * The record of one use: journaled alone, or attached to its receipt's record. `receipt` is null in both: an
@@ -73,7 +79,8 @@ export async function compactUsage(store: IntegratorStore, tail: JournalTail): P
         delta.endUsers.set(user, (delta.endUsers.get(user) ?? 0) + 1);
       }
     },
-    since === null ? {} : { since },
+    // Every minute under load, the tail is a minute of receipts: only the lines with a use are parsed.
+    since === null ? { match: HOSTED_USE_LINE } : { since, match: HOSTED_USE_LINE },
   );
   if (last === null || last === since) return 0;
   return (await store.foldUsage(delta, since, last)) ? folded : 0;

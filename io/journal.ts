@@ -20,6 +20,7 @@ import { type Active, createAppender, type Settings } from './_journal-append.ts
 import { acquireLock } from './_journal-lock.ts';
 import {
   listSegments,
+  type ReadOptions,
   readSegments,
   type SegmentFile,
   tailOf,
@@ -54,10 +55,13 @@ export type Journal = {
    * JSON object text without a raw line break), so a record is serialized once for the journal and its other uses.
    */
   appendJson(text: string): Promise<JournalPosition>;
-  /** Visits acknowledged records in order; `since` is a `position.cursor` to resume after. */
+  /**
+   * Visits acknowledged records in order; `since` is a `position.cursor` to resume after, and with `match` only the
+   * records whose line holds it are parsed (the others are visited as `null`).
+   */
   replay(
     visit: (record: unknown, position: JournalPosition) => void | Promise<void>,
-    options?: { since?: string },
+    options?: ReadOptions,
   ): Promise<void>;
   /**
    * The cursor just before the first record written on `day` (`YYYYMMDD`, UTC) or later: `replay({ since })`
@@ -131,7 +135,7 @@ async function openLocked(
         ...s,
         limit: s.name === current?.name ? current.bytes : null,
       }));
-      await readSegments(dir, files, visit, replayOptions.since, false);
+      await readSegments(dir, files, visit, { ...replayOptions, tolerateTornTail: false });
     },
     async cursorBeforeDay(day) {
       // Segments roll over at the UTC day boundary, so a day's records all sit in segments named for it or later.
@@ -153,10 +157,10 @@ async function openLocked(
 export async function readJournal(
   dir: string,
   visit: (record: unknown, position: JournalPosition) => void | Promise<void>,
-  options: { since?: string } = {},
+  options: ReadOptions = {},
 ): Promise<void> {
   const files = (await listSegments(dir)).map((s) => ({ ...s, limit: null }));
-  await readSegments(dir, files, visit, options.since, true);
+  await readSegments(dir, files, visit, { ...options, tolerateTornTail: true });
 }
 
 /** Thrown by replay and on open for a line that is real corruption; it sits with the segment reader. */

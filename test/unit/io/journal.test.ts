@@ -162,6 +162,46 @@ describe('createJournal: segments and replay', () => {
     await reopened.close();
   });
 
+  it('parses only the lines that hold `match`: the others come as null, in order, with their positions', async () => {
+    const journal = await createJournal({ dir });
+    await journal.append({ kind: 'receipt', i: 0 });
+    await journal.append({ kind: 'hosted_use', i: 1 });
+    await journal.appendJson('{"kind":"receipt","i":2,"note":"\\"kind\\":\\"hosted_use\\""}');
+    await journal.append({ kind: 'receipt', i: 3 });
+    const match = '"kind":"hosted_use"';
+    const all = await collect((visit) => journal.replay(visit, { match }));
+    expect(all.map((r) => r.record)).toEqual([null, { kind: 'hosted_use', i: 1 }, null, null]);
+    expect(all.map((r) => r.position.cursor)).toEqual(['1', '2', '3', '4']);
+    const since = await collect((visit) => journal.replay(visit, { since: '1', match }));
+    expect(since.map((r) => r.position.seq)).toEqual([2, 3, 4]);
+    await journal.close();
+    expect((await collect((visit) => readJournal(dir, visit, { match }))).map((r) => r.record)).toEqual(
+      all.map((r) => r.record),
+    );
+  });
+
+  it('still refuses an unparsed line whose frame (prefix, seq, closing brace) is broken, or out of order', async () => {
+    const name = 'journal-20260101-000000000001.jsonl';
+    const match = 'needle';
+    for (const bad of [
+      '{"seq":2,"rec":{"a":1',
+      '{"seq":02,"rec":{}}',
+      '{"seq":2,"re":{}}',
+      '{"sq":2,"rec":{}}',
+      '{"seq":,"rec":{}}',
+    ]) {
+      await writeFile(join(dir, name), `{"seq":1,"rec":{}}\n${bad}\n{"seq":3,"rec":{}}\n`);
+      await expect(readJournal(dir, () => {}, { match })).rejects.toThrow(/line 2/);
+    }
+    await writeFile(join(dir, name), '{"seq":2,"rec":{}}\n{"seq":1,"rec":{}}\n');
+    await expect(readJournal(dir, () => {}, { match })).rejects.toBeInstanceOf(JournalCorruptError);
+    await writeFile(join(dir, name), '{"seq":1,"rec":{}}\n{"seq":2,"rec":{"a":"needle"}}\n');
+    expect((await collect((visit) => readJournal(dir, visit, { match }))).map((r) => r.record)).toEqual([
+      null,
+      { a: 'needle' },
+    ]);
+  });
+
   it('throws on out-of-order seq', async () => {
     await writeFile(
       join(dir, 'journal-20260101-000000000001.jsonl'),
