@@ -7,7 +7,7 @@
  */
 import type { HostedMeter, HostedUse } from '../core/hosted-meter.ts';
 import { type IntegratorStore, slotKey, type UsageDelta } from './integrator-store.ts';
-import type { Journal, JournalPosition } from './journal.ts';
+import type { Journal, JournalPosition, ReadOptions } from './journal.ts';
 
 /** The journal record of one hosted use. */
 export type HostedUseRecord = {
@@ -22,11 +22,11 @@ export type HostedUseRecord = {
 
 /**
  * Reads journal records after `since`: `journal.replay` in the server, `readJournal` in a CLI. With `match`, a record
- * whose line lacks it is visited as `null`, unparsed (`ReadOptions` of `io/journal.ts`).
+ * whose line lacks it is visited as `null`, unparsed.
  */
 export type JournalTail = (
   visit: (record: unknown, position: JournalPosition) => void,
-  options: { since?: string; match?: string },
+  options: ReadOptions,
 ) => Promise<void>;
 
 /** What every line holding a hosted use has, alone or attached to a receipt: its kind as `JSON.stringify` writes it. */

@@ -163,5 +163,7 @@ export async function readJournal(
   await readSegments(dir, files, visit, { ...options, tolerateTornTail: true });
 }
 
+/** What `replay` and `readJournal` take besides the visitor; it sits with the segment reader. */
+export type { ReadOptions } from './_journal-segments.ts';
 /** Thrown by replay and on open for a line that is real corruption; it sits with the segment reader. */
 export { JournalCorruptError } from './_journal-segments.ts';
