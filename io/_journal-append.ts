@@ -5,7 +5,7 @@
  */
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { segmentName, utcDay } from './_journal-segments.ts';
+import { recordLine, segmentName, utcDay } from './_journal-segments.ts';
 import { syncDir } from './durable-file.ts';
 import type { JournalPosition, JournalStats } from './journal.ts';
 
@@ -132,7 +132,7 @@ export function createAppender(
     const seq = nextSeq++;
     const position: JournalPosition = { seq, segment: '', cursor: String(seq) };
     return new Promise<JournalPosition>((resolve, reject) => {
-      queue.push({ line: `{"seq":${seq},"rec":${body}}\n`, position, resolve, reject });
+      queue.push({ line: recordLine(seq, body), position, resolve, reject });
       kick();
     });
   }

@@ -82,6 +82,11 @@ export async function readSegments(
   }
 }
 
+/** The line of one record, `{"seq":…,"rec":<body>}`: what the appender writes and {@link skipLine} reads back. */
+export function recordLine(seq: number, body: string): string {
+  return `{"seq":${seq},"rec":${body}}\n`;
+}
+
 const PREFIX = Buffer.from('{"seq":', 'utf8');
 const REC = Buffer.from(',"rec":', 'utf8');
 const CLOSE = 0x7d; // '}'
