@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { unservedReceipts } from '../helpers/receipts.ts';
@@ -22,6 +23,7 @@ describe.skipIf(postgresMissing !== null)('a shared database that stops answerin
   let pg: TestPostgres;
   let server: ServerProcess;
   let down = false;
+  let databaseUrl = '';
   const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-stall-'));
   const acknowledged: string[] = [];
 
@@ -49,6 +51,25 @@ describe.skipIf(postgresMissing !== null)('a shared database that stops answerin
     acknowledged.push(body.receipt_id);
     return body;
   };
+  /**
+   * Resolves once no other session of the database is inside a query or a transaction: what the service sent before
+   * the freeze has run to its end. A transaction frozen after its `BEGIN` sends its next statement only once the
+   * service reads the answer, so a request made right after `SIGCONT` may otherwise get there first.
+   */
+  const quiet = async () => {
+    const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+        const [row] = await admin<Array<{ busy: number }>>`SELECT count(*)::int AS busy FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`;
+        if (row?.busy === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error('the database stayed busy for 15 s after SIGCONT');
+    } finally {
+      await admin.end();
+    }
+  };
   const unavailable = (result: Timed) => {
     expect(result.status, JSON.stringify(result.body)).toBe(503);
     expect(result.code).toBe('database_unavailable');
@@ -57,7 +78,8 @@ describe.skipIf(postgresMissing !== null)('a shared database that stops answerin
 
   beforeAll(async () => {
     pg = await startPostgres();
-    const env = { DATABASE_URL: await pg.createDatabase(), EXEMPT_KEYS: `partner:${KEY}` };
+    databaseUrl = await pg.createDatabase();
+    const env = { DATABASE_URL: databaseUrl, EXEMPT_KEYS: `partner:${KEY}` };
     server = await startServerProcess(dataDir, await freePort(), env);
   }, 60_000);
   afterAll(async () => {
@@ -103,6 +125,7 @@ describe.skipIf(postgresMissing !== null)('a shared database that stops answerin
     expect(Math.max(own?.ms ?? Infinity, health?.ms ?? Infinity)).toBeLessThan(1_000);
 
     // Once the server went on, the stalled reservation committed: that unit stays used (fails closed, as a kill).
+    await quiet();
     expect(answered(await free(13, '198.51.100.7')).access?.free_used_today).toBe(3);
     answered(await exempt(14));
     expect(await unservedReceipts(server.base, acknowledged)).toEqual({ missing: [], invalid: [] });
