@@ -109,7 +109,7 @@ export async function run(): Promise<Result> {
  * `npm run build:site` in a child, as a maintainer runs it, with the peak of the memory its processes held at once
  * (`bench/_lib/tree-rss.ts`): npm, the tsx launcher, the build's own process and the Astro process it starts (with
  * any helper they start), sampled together, so processes that overlap in time add up and phases that follow each
- * other do not (BENCHMARKS.md §6 "How the build's peak is measured").
+ * other do not (BENCHMARKS.md, `site`).
  */
 async function buildWithRss(dataDir: string): Promise<{ out: string; tree: TreeRss | null }> {
   const env = {

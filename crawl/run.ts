@@ -50,7 +50,7 @@ export const MAX_DEFAULT_CONCURRENCY = 2048;
 /**
  * Probes started in one turn of the event loop. A run's first dispatch starts up to 3 per host at once; started all
  * in one go, none of their requests left before the last was made (10,000 endpoints on 500 hosts: about 300 ms of the
- * main thread), so the hosts that bound the run began that much late (BENCHMARKS.md, "The crawl's first burst").
+ * main thread), so the hosts that bound the run began that much late (docs/decisions.md, "The crawl").
  */
 const START_BURST = 100;
 

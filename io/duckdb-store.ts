@@ -9,7 +9,8 @@
  * Opened with `readBody` (the live service), the rows of receipts the ledger writes as files (`bodyInFile`) keep an
  * empty body: the reads that answer bodies take them from `readBody`, so the index does not hold a second copy of
  * every receipt (with 2.5 KB bodies, DuckDB's writes and checkpoints of them were about a sixth of a cached check's
- * CPU and half the service's peak RSS over a minute of load: BENCHMARKS.md). Crawl receipts keep their body here.
+ * CPU and half the service's peak RSS over a minute of load: docs/performance.md). Crawl receipts keep their body
+ * here.
  *
  * This file holds the queue and the cache of each endpoint's observations, and wires the parts kept apart: the
  * schema (`_duckdb-schema.ts`), the flushed reads (`_duckdb-index-reads.ts`), listings (`_duckdb-listings.ts`) and

@@ -179,7 +179,7 @@ async function publish(dataDir: string, name: string): Promise<boolean> {
 /**
  * Keeps the newest finished builds; removes older ones and the scratch folders of builds no longer running.
  * Synchronously: `fs.promises.rm` of a 100,000-receipt build (300,000 entries) held about 620 MB, `rmSync` 80 MB in
- * about the same time (BENCHMARKS.md §6), and nothing else runs in this process by then.
+ * about the same time (BENCHMARKS.md at 6d8da5c, §6), and nothing else runs in this process by then.
  */
 async function prune(builds: string): Promise<void> {
   const names = await readdir(builds);

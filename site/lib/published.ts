@@ -82,8 +82,8 @@ export type IndexLine = v.InferOutput<typeof IndexLine>;
 
 /**
  * Streams the receipt index of a run to `visit`, line by line in file order, each line checked. The index of a
- * 100,000-receipt run is about 94 MB: read whole and parsed at once it held several hundred MB (BENCHMARKS.md §6),
- * so callers keep only the members they use.
+ * 100,000-receipt run is about 94 MB: read whole and parsed at once it held several hundred MB (BENCHMARKS.md at
+ * 6d8da5c, §6), so callers keep only the members they use.
  */
 export async function eachIndexLine(dir: string, visit: (line: IndexLine) => void): Promise<void> {
   const file = join(dir, 'receipts.ndjson');

@@ -70,7 +70,7 @@ export async function writeReceiptPages(
   const sources = await receiptSources(input);
   mkdirSync(dir, { recursive: true });
   // Synchronous calls, one receipt after another: on this disk, 64 at once through the thread pool was no faster
-  // and cost more CPU (bench/site.ts, BENCHMARKS.md).
+  // and cost more CPU (bench/site.ts; BENCHMARKS.md at 6d8da5c, §6).
   for (const source of sources) {
     mkdirSync(join(dir, source.id));
     const raw = join(dir, `${source.id}.json`);

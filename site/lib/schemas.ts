@@ -54,7 +54,8 @@ export const Receipt = v.looseObject({
  * A skip page and the saves as the listing pages keep them: each file is checked whole against its contract schema,
  * then only the members the pages show stay (the `receipt` each save carries is for the receipt pages, which read
  * `saves.json` themselves). Astro bundles its data store into the build and parses it again to render, so each
- * member kept costs its size several times over (BENCHMARKS.md §6); the JSON twins are the published files.
+ * member kept costs its size several times over (BENCHMARKS.md at 6d8da5c, §6); the JSON twins are the published
+ * files.
  */
 export const SkipPageShown = v.pipe(
   SkipPage,
