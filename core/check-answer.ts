@@ -127,7 +127,10 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
       probed_at: outcome.probedAt,
       cached: input.cached,
       cache_ttl_s: input.cacheTtlS,
-      ...(outcome.kind === 'response' && outcome.response.methodUsed !== request.method
+      // Only when the listed GET answered 405 and the 402 came from the POST retry (docs/decisions.md "The probe").
+      ...(outcome.kind === 'response' &&
+      outcome.response.status === 402 &&
+      outcome.response.methodUsed !== request.method
         ? { method_used: outcome.response.methodUsed }
         : {}),
     },

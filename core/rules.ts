@@ -50,7 +50,7 @@ const VERDICT_RULES: ReadonlyArray<{ reason_codes: Reason[]; rule: string }> = [
   },
   {
     reason_codes: ['free_trial_active'],
-    rule: 'The answer carries a recognized free-trial header saying a trial runs.',
+    rule: 'The answer carries a recognized free-trial header that does not say the trial is over (a count of 0, nothing left, used, or a no flag). A value that cannot be read (unlimited, n/a, empty) still announces a trial: free_trial_remaining is null, and is the count only when it parses as a whole number.',
   },
   {
     reason_codes: ['no_paywall'],

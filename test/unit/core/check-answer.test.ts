@@ -139,4 +139,41 @@ describe('assembleCheck', () => {
       expected_source: 'listing',
     });
   });
+
+  it('names the POST in probe.method_used only when the listed GET answered 405 and the 402 came from POST', () => {
+    const base = input().outcome as Extract<ProbeOutcome, { kind: 'response' }>;
+    const answered = (status: number, methodUsed: 'GET' | 'POST'): ProbeOutcome => ({
+      ...base,
+      response: { ...base.response, status, methodUsed, ...(status === 402 ? {} : { headers: {} }) },
+    });
+    const probeOf = (outcome: ProbeOutcome, method: 'GET' | 'POST' = 'GET') => {
+      const check = assembleCheck(input({ outcome, request: { ...input().request, method } }));
+      return [check.full['probe'], check.unsigned['probe'], check.freeUnsigned['probe']];
+    };
+    for (const probe of probeOf(answered(402, 'POST'))) expect(probe).toMatchObject({ method_used: 'POST' });
+    // A POST retry that answered anything but a 402 never reports a method, whichever response the prober gave.
+    for (const status of [404, 405, 200, 500])
+      for (const probe of probeOf(answered(status, 'POST')))
+        expect(probe, String(status)).not.toHaveProperty('method_used');
+    for (const probe of [...probeOf(answered(402, 'GET')), ...probeOf(answered(402, 'POST'), 'POST')])
+      expect(probe).not.toHaveProperty('method_used');
+  });
+
+  it('answers a free trial whose count does not parse with free_trial_remaining null, in the answer and receipt', () => {
+    const base = input().outcome as Extract<ProbeOutcome, { kind: 'response' }>;
+    const outcome: ProbeOutcome = {
+      ...base,
+      response: { ...base.response, headers: { ...base.response.headers, 'x-free-trial': 'unlimited' } },
+    };
+    const check = assembleCheck(input({ outcome }));
+    for (const answer of [check.full, check.unsigned]) {
+      expect(answer).toMatchObject({ verdict: 'recheck', reason: 'free_trial_active', payment: null });
+      expect(answer).toHaveProperty('free_trial_remaining', null);
+    }
+    expect(check.free).toMatchObject({
+      verdict: 'recheck',
+      reason_code: 'free_trial_active',
+      payment_terms_sha256: null,
+    });
+  });
 });

@@ -169,13 +169,33 @@ const cases: Case[] = [
     verdict: 'recheck',
     reason: 'free_trial_active',
   },
-  {
-    name: 'used-up trial does not count',
-    input: { outcome: response(402, { 'x-free-trial-remaining': '0' }) },
-    verdict: 'pay',
-    reason: 'price_ok',
+  // A recognized header whose count does not parse still announces a trial (its count unknown).
+  ...[
+    { 'x-free-trial': 'unlimited' },
+    { 'x-free-trial-remaining': 'n/a' },
+    { 'x-trial-remaining': '' },
+    { 'x-trial-used': '2' },
+  ].map((headers) => ({
+    name: `free trial announced by ${JSON.stringify(headers)} on a valid 402`,
+    input: { outcome: response(402, headers), challenge: ok([payable]) },
+    verdict: 'recheck' as const,
+    reason: 'free_trial_active' as const,
     option: payable,
-  },
+  })),
+  // A header that says the trial is over announces none: the terms decide.
+  ...[
+    { 'x-free-trial-remaining': '0' },
+    { 'x-trial-remaining': '0' },
+    { 'x-trial-used': '5/5' },
+    { 'x-trial-used': 'true' },
+    { 'x-free-trial': 'expired' },
+  ].map((headers) => ({
+    name: `used-up trial ${JSON.stringify(headers)} does not count`,
+    input: { outcome: response(402, headers), challenge: ok([payable]) },
+    verdict: 'pay' as const,
+    reason: 'price_ok' as const,
+    option: payable,
+  })),
   // Rule 4.
   {
     name: '200 without terms',
@@ -554,6 +574,17 @@ describe('decide', () => {
     ).toBe(3);
     expect(run({ outcome: response(200, { 'x-free-trial': '1' }) }).freeTrialRemaining).toBeNull();
     expect(run({}).freeTrialRemaining).toBeNull();
+  });
+
+  it('announces a trial whose count does not parse, with no count', () => {
+    for (const value of ['unlimited', 'n/a', '']) {
+      const decision = run({ outcome: response(402, { 'X-Free-Trial-Remaining': value }) });
+      expect(decision, value).toMatchObject({
+        verdict: 'recheck',
+        reason: 'free_trial_active',
+        freeTrialRemaining: null,
+      });
+    }
   });
 
   it('keeps the decoded challenge and the expectations', () => {
