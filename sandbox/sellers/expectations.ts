@@ -99,6 +99,10 @@ export function buildExpectations(payTo: Address) {
       'free_trial_active',
       'Valid 402 plus X-Free-Trial-Remaining: 3; the trial rule comes first. free_trial_remaining = 3.',
     ),
+    'free-trial-unlimited': recheck(
+      'free_trial_active',
+      'Valid 402 plus X-Free-Trial: unlimited; a value that is no count still announces a trial. free_trial_remaining = null.',
+    ),
     'no-paywall': skip('no_paywall', '200 JSON, no x402 terms.'),
     'server-error': recheck('server_error', '503 with Retry-After: 30.'),
     hang: recheck('timeout', 'TCP accepted and read, nothing ever written; the 5 s budget fires.'),

@@ -52,6 +52,9 @@ export const handwritten = {
   // No x402 convention exists for trials (x402-notes §7); this is the header design.md recognizes first.
   'free-trial': honestV2({ 'x-free-trial-remaining': '3' }),
 
+  // A trial header whose value is no count: still a trial announced, its count unknown.
+  'free-trial-unlimited': honestV2({ 'x-free-trial': 'unlimited' }),
+
   'no-paywall': () => (_req, res) => sendJson(res, 200, { ok: true, data: { temperature: 21, unit: 'C' } }),
 
   'server-error': () => (_req, res) =>

@@ -82,7 +82,10 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
       reason: expected.reason,
     });
     expect(body.reason_code).toBe(expected.reason);
-    if (expected.method === 'POST') expect((body.probe as { method_used?: string }).method_used).toBe('POST');
+    // Present only where the 402 came from the POST retry of a GET answered 405 (docs/decisions.md "The probe").
+    expect((body.probe as { method_used?: string }).method_used).toBe(
+      expected.method === 'POST' ? 'POST' : undefined,
+    );
     if (body.verdict === 'pay') {
       expect(body.payment_terms_sha256).toMatch(/^[0-9a-f]{64}$/);
       if (expected.payment) expectPayment(body, expected.payment);
@@ -131,6 +134,12 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
       reason_code: 'free_trial_active',
       free_trial_remaining: 3,
     });
+  });
+
+  it('free-trial-unlimited announces a trial whose count does not parse: free_trial_remaining null', async () => {
+    const body = await answer('free-trial-unlimited');
+    expect(body).toMatchObject({ verdict: 'recheck', reason_code: 'free_trial_active', payment: null });
+    expect(body).toHaveProperty('free_trial_remaining', null);
   });
 });
 

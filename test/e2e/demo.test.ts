@@ -55,12 +55,12 @@ describe('npm run demo -- --once', () => {
     const { code, stdout, stderr } = await runDemo();
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/\[1\/9\] Sandbox world up/);
-    expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 32 endpoints/);
+    expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 33 endpoints/);
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
     expect(stdout).toMatch(/5 saves/);
     expect(stdout).toMatch(/skip listing\s+http:\/\/127\.0\.0\.1:\d+\/v1\/skips\.json\?page=1/);
     // The site, built after the crawl and served by the demo's own server (issue 11 item 5).
-    expect(stdout).toMatch(/npm run build:site in [\d.]+ s [^\n]*: \d+ pages\n\s+and 37 receipt pages/);
+    expect(stdout).toMatch(/npm run build:site in [\d.]+ s [^\n]*: \d+ pages\n\s+and 38 receipt pages/);
     for (const path of [
       '/',
       '/v1/skips/',

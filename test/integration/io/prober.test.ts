@@ -138,9 +138,56 @@ describe('prober: answers', () => {
     });
     expect(response(await prober().probe(s.origin, 'GET'))).toMatchObject({
       status: 405,
-      methodUsed: 'POST',
+      methodUsed: 'GET',
     });
     expect(s.seen.map((q) => q.method)).toEqual(['POST', 'GET', 'POST']);
+  });
+
+  // The POST retry looks for a paywall the listing may have put on the wrong method; when it finds none, what the
+  // listed GET got is the answer (docs/decisions.md "The probe"), never a POST's answer labelled as the probe's.
+  it.each([404, 200, 400, 500, 503])(
+    'reports the GET 405, not the POST retry, when the retry answers %i',
+    async (status) => {
+      const s = await http((req, res) => {
+        if (req.method === 'GET') res.writeHead(405, { allow: 'POST', 'x-from': 'get' }).end('get 405');
+        else res.writeHead(status, { 'x-from': 'post' }).end(`post ${status}`);
+      });
+      const r = response(await prober().probe(`${s.origin}/api`, 'GET'));
+      expect(r).toMatchObject({
+        status: 405,
+        methodUsed: 'GET',
+        body: 'get 405',
+        finalUrl: `${s.origin}/api`,
+      });
+      expect(r.headers).toMatchObject({ allow: 'POST', 'x-from': 'get' });
+      expect(s.seen.map((q) => q.method)).toEqual(['GET', 'POST']);
+    },
+  );
+
+  it('reports the GET 405 when the POST retry is reset or runs out of the budget', async () => {
+    let post: 'reset' | 'hang' = 'reset';
+    const s = await http((req, res) => {
+      if (req.method === 'GET') res.writeHead(405).end();
+      else if (post === 'reset') res.socket?.destroy();
+      // else hang: never answer; the probe budget fires during the retry.
+    });
+    const reset = await prober().probe(s.origin, 'GET');
+    expect(response(reset)).toMatchObject({ status: 405, methodUsed: 'GET' });
+    post = 'hang';
+    const hung = await prober({ timeoutMs: 400 }).probe(s.origin, 'GET');
+    expect(response(hung)).toMatchObject({ status: 405, methodUsed: 'GET' });
+    expect(s.seen.map((q) => q.method)).toEqual(['GET', 'POST', 'GET', 'POST']);
+  });
+
+  it('keeps a 402 that the POST retry reached through a redirect, and names the POST', async () => {
+    const s = await http((req, res) => {
+      if (req.method === 'GET' && req.url === '/api') res.writeHead(405).end();
+      else if (req.url === '/api') res.writeHead(307, { location: '/paid' }).end();
+      else res.writeHead(402).end();
+    });
+    const r = response(await prober().probe(`${s.origin}/api`, 'GET'));
+    expect(r).toMatchObject({ status: 402, methodUsed: 'POST', redirects: 1, finalUrl: `${s.origin}/paid` });
+    expect(s.seen.map((q) => `${q.method} ${q.url}`)).toEqual(['GET /api', 'POST /api', 'POST /paid']);
   });
 
   it('cuts a huge body at the cap, still a response, and closes the connection', async () => {

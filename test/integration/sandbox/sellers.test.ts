@@ -45,7 +45,7 @@ describe('startSellers', () => {
   it('gives every seller its own port, a URL and an expectation', () => {
     expect(Object.keys(fleet.urls).sort()).toEqual([...SELLER_NAMES].sort());
     expect(Object.keys(fleet.expectations).sort()).toEqual([...SELLER_NAMES].sort());
-    expect(SELLER_NAMES).toHaveLength(30);
+    expect(SELLER_NAMES).toHaveLength(31);
     const ports = new Set(Object.values(fleet.urls).map((url) => new URL(url).port));
     expect(ports.size).toBe(SELLER_NAMES.length);
     expect(fleet.payTo).toBe(FLEET_WALLET);
@@ -134,6 +134,16 @@ describe('hand-written sellers', () => {
     const res = await fetch(fleet.urls['free-trial']);
     expect(res.headers.get('x-free-trial-remaining')).toBe('3');
     expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toHaveLength(1);
+  });
+
+  it('free-trial-unlimited: a valid 402 plus X-Free-Trial: unlimited, and no trial count header', async () => {
+    const res = await fetch(fleet.urls['free-trial-unlimited']);
+    expect(res.status).toBe(402);
+    expect(res.headers.get('x-free-trial')).toBe('unlimited');
+    expect(res.headers.get('x-free-trial-remaining')).toBeNull();
+    expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toEqual([
+      expect.objectContaining({ network: 'eip155:8453', asset: BASE_USDC.asset, payTo: FLEET_WALLET }),
+    ]);
   });
 
   it('no-paywall answers 200 JSON and server-error 503, neither with x402 terms', async () => {
