@@ -13,7 +13,8 @@ import { newRunId, publishRun, type RunPaths, type RunPointer } from '../io/craw
 import { writeFileDurably } from '../io/durable-file.ts';
 import { acquireRunLock } from '../io/run-lock.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
-import { PER_HOST } from './run.ts';
+import { registrableDomain } from './registrable-domain.ts';
+import { PER_DOMAIN, PER_HOST } from './run.ts';
 import { runPerHost } from './scheduler.ts';
 import type { FetchJson } from './sources/fetch-json.ts';
 
@@ -76,7 +77,13 @@ async function checkLocked(
     async (endpoint, released) => {
       records.set(endpoint.urlNorm, await probeEndpoint(endpointDeps, endpoint, released));
     },
-    { perHost: PER_HOST, concurrency: 32, now: deps.monotonic },
+    {
+      perHost: PER_HOST,
+      perDomain: PER_DOMAIN,
+      domainOf: registrableDomain,
+      concurrency: 32,
+      now: deps.monotonic,
+    },
   );
   const ordered = plan.endpoints.flatMap((e) => records.get(e.urlNorm) ?? []);
   const checkedAt = deps.now();

@@ -26,12 +26,15 @@ export async function cliDeps(env: Record<string, string | undefined>) {
   });
   const endpoint: Omit<EndpointDeps, 'runId' | 'origin'> = {
     // A host's next GET takes the connection its last one left, to the same approved address (io/prober.ts). Pacing
-    // holds hosts back, so up to as many connections may wait idle as may be in flight.
+    // holds hosts back, so up to as many connections may wait idle as may be in flight. A probe queued behind the
+    // per-address limit waits its turn however long: the limit's slots are each freed within a budget, and a
+    // timeout published for a server that was never asked would be false.
     prober: createProber({
       allow,
       timeoutMs: CRAWL_TIMEOUT_MS,
       reuseConnections: true,
       maxIdleConnections: MAX_DEFAULT_CONCURRENCY,
+      addressQueueMs: Number.POSITIVE_INFINITY,
     }),
     signer,
     now: () => new Date(),

@@ -10,6 +10,7 @@ import * as v from 'valibot';
 import type { CrawlFacts } from '../core/crawl-facts.ts';
 import { type CrawlPlan, type PlannedEndpoint, planCrawl } from '../core/crawl-plan.ts';
 import type { SourceReport } from '../core/source-listing.ts';
+import { MAX_IN_FLIGHT_PER_ADDRESS } from '../io/address-slots.ts';
 import {
   listRuns,
   newRunId,
@@ -25,11 +26,19 @@ import { finalizeRun } from './finalize.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
 import { createProgress, type ProgressOut } from './progress.ts';
 import { createReceiptBatches, type ReceiptBatches } from './receipt-batches.ts';
+import { registrableDomain } from './registrable-domain.ts';
 import { runPerHost } from './scheduler.ts';
 import type { SourceRead } from './sources/_result.ts';
 
 /** Spec §2.10, §8: at most 3 requests in flight per host. */
 export const PER_HOST = 3;
+
+/**
+ * At most 12 requests in flight over the hosts of one registrable domain (`crawl/registrable-domain.ts`): four hosts'
+ * worth, so an operator serving its API under a few names is crawled as fast as before, while a wildcard domain
+ * listed under hundreds of names gets 12, not 3 per name (docs/decisions.md "The crawl").
+ */
+export const PER_DOMAIN = 12;
 
 export type CrawlDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {
   paths: RunPaths;
@@ -60,7 +69,14 @@ export type CrawlResult = { pointer: RunPointer; probed: number; interrupted: nu
 /** The plan as written to `plan.json` before the first probe. */
 type PlanFile = {
   started_at: string;
-  options: { concurrency: number; per_host: number; timeout_ms: number; limit: number | null };
+  options: {
+    concurrency: number;
+    per_host: number;
+    per_domain?: number;
+    per_address?: number;
+    timeout_ms: number;
+    limit: number | null;
+  };
   sources: Record<string, SourceReport>;
   plan: CrawlPlan;
 };
@@ -104,6 +120,8 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
       options: {
         concurrency: options.concurrency ?? defaultConcurrency(plan.endpoints),
         per_host: PER_HOST,
+        per_domain: PER_DOMAIN,
+        per_address: MAX_IN_FLIGHT_PER_ADDRESS,
         timeout_ms: 5000,
         limit: options.limit,
       },
@@ -151,6 +169,8 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
       },
       {
         perHost: PER_HOST,
+        perDomain: PER_DOMAIN,
+        domainOf: registrableDomain,
         concurrency: options.concurrency ?? planFile.options.concurrency,
         now: deps.monotonic,
         burst: START_BURST,

@@ -1,8 +1,10 @@
 /**
- * The per-host scheduler of the crawl (spec §2.10, §8: at most 3 requests in flight per host). A global
- * concurrency bounds the whole run; within it, whenever a slot frees, the host with the most work left (its
- * remaining rounds of `perHost` requests times its observed latency) starts next. So the slow, busy hosts that
- * bound the wall time are never starved by quick ones, and with enough global slots every host is kept busy.
+ * The per-host scheduler of the crawl (spec §2.10, §8: at most 3 requests in flight per host), with a second limit
+ * per registrable domain: wildcard DNS gives one operator any number of host names, and 3 per name is no limit at
+ * all for its server (docs/decisions.md "The crawl"). A global concurrency bounds the whole run; within it, whenever
+ * a slot frees, the host with the most work left (its remaining rounds of `perHost` requests, or its domain's of
+ * `perDomain` when more, times its observed latency) starts next. So the slow, busy hosts that bound the wall time
+ * are never starved by quick ones, and with enough global slots every host is kept busy.
  *
  * Once latencies are known, the run is also paced: a crawl is CPU-bound, and requests beyond what finishes the
  * work by the busiest host's bound only queue their answers behind the critical hosts' on every round. The
@@ -22,6 +24,10 @@ export type HostJob<T> = { host: string; item: T };
 export type ScheduleOptions = {
   /** Most jobs talking to one host at once (spec: 3 requests in flight). */
   perHost: number;
+  /** Most jobs talking to the hosts of one domain at once (default: no limit beyond `perHost`). */
+  perDomain?: number;
+  /** The domain of a host (the crawl: its registrable domain); by default each host is its own. */
+  domainOf?: (host: string) => string;
   /** Most jobs talking to their hosts at once overall, and most jobs past their requests still running. */
   concurrency: number;
   /** A monotonic clock in milliseconds, to learn each host's latency. */
@@ -41,8 +47,18 @@ export type ScheduleOptions = {
  */
 const PACE_HEADROOM = 1.2;
 
+/** Jobs of a domain's hosts talking to them now, and not started yet. */
+type DomainState = { inFlight: number; left: number };
+
 /** `done` and `spentMs` count the jobs that released the host, and the time they held it. */
-type HostState<T> = { queue: T[]; next: number; inFlight: number; done: number; spentMs: number };
+type HostState<T> = {
+  queue: T[];
+  next: number;
+  inFlight: number;
+  done: number;
+  spentMs: number;
+  domain: DomainState;
+};
 
 /**
  * Runs `work` once for every job under the limits and resolves when all are done. `work` gets `released`, to call
@@ -59,14 +75,24 @@ export function runPerHost<T>(
   const perHost = Math.max(1, Math.floor(options.perHost));
   const concurrency = Math.max(1, Math.floor(options.concurrency));
   const burst = Math.max(1, Math.floor(options.burst ?? Number.POSITIVE_INFINITY));
+  const perDomain = Math.max(1, Math.floor(options.perDomain ?? Number.POSITIVE_INFINITY));
+  const domainOf = options.domainOf ?? ((host: string) => host);
   const hosts = new Map<string, HostState<T>>();
+  const domains = new Map<string, DomainState>();
   for (const job of jobs) {
     let state = hosts.get(job.host);
     if (state === undefined) {
-      state = { queue: [], next: 0, inFlight: 0, done: 0, spentMs: 0 };
+      const name = domainOf(job.host);
+      let domain = domains.get(name);
+      if (domain === undefined) {
+        domain = { inFlight: 0, left: 0 };
+        domains.set(name, domain);
+      }
+      state = { queue: [], next: 0, inFlight: 0, done: 0, spentMs: 0, domain };
       hosts.set(job.host, state);
     }
     state.queue.push(job.item);
+    state.domain.left++;
   }
   let open = [...hosts.values()].filter((h) => h.queue.length > 0);
   // Probes done and time spent by the open hosts, kept as they change (the mean latency of every pick).
@@ -85,6 +111,8 @@ export function runPerHost<T>(
     const start = (host: HostState<T>) => {
       const item = host.queue[host.next++] as T;
       host.inFlight++;
+      host.domain.inFlight++;
+      host.domain.left--;
       inFlight++;
       const began = options.now();
       let holding = true;
@@ -116,6 +144,7 @@ export function runPerHost<T>(
     const leave = (host: HostState<T>, began: number) => {
       const spent = Math.max(0, options.now() - began);
       host.inFlight--;
+      host.domain.inFlight--;
       host.done++;
       host.spentMs += spent;
       if (host.next < host.queue.length) {
@@ -153,9 +182,10 @@ export function runPerHost<T>(
       if (drained) open = open.filter((h) => h.next < h.queue.length);
     };
     /**
-     * The host to start next, or null. The candidate is the eligible host with the most estimated time left
-     * (unknown latencies count as the mean seen so far); on a tie, the one with fewer requests in flight, so a run
-     * starts one request on every host before a second. Past the paced limit ({@link PACE_HEADROOM}), only a host
+     * The host to start next, or null. The candidate is the eligible host (below `perHost`, its domain below
+     * `perDomain`) with the most estimated time left (unknown latencies count as the mean seen so far): its own
+     * rounds of `perHost`, or its domain's rounds of `perDomain` when those are more; on a tie, the one with fewer
+     * requests in flight, so a run starts one request on every host before a second. Past the paced limit ({@link PACE_HEADROOM}), only a host
      * on the critical path (its time left within the headroom of the longest) or not measured yet may start.
      */
     const pick = (): HostState<T> | null => {
@@ -169,10 +199,11 @@ export function runPerHost<T>(
         const left = host.queue.length - host.next;
         if (left <= 0) continue;
         const latency = host.done > 0 ? host.spentMs / host.done : mean;
-        const score = Math.ceil(left / perHost) * latency;
+        const rounds = Math.max(Math.ceil(left / perHost), Math.ceil(host.domain.left / perDomain));
+        const score = rounds * latency;
         work += left * latency;
         if (score > longest) longest = score;
-        if (host.inFlight >= perHost) continue;
+        if (host.inFlight >= perHost || host.domain.inFlight >= perDomain) continue;
         if (score > bestScore || (score === bestScore && best !== null && host.inFlight < best.inFlight)) {
           best = host;
           bestScore = score;

@@ -54,7 +54,7 @@ export class StaleConnectionError extends Error {
 }
 
 /** Where an exchange was when it stopped; names the `timeout_*` detail. */
-export type Stage = { name: 'dns' | 'connect' | 'response' | 'body' };
+export type Stage = { name: 'dns' | 'queue' | 'connect' | 'response' | 'body' };
 
 /**
  * A finished connection waits in the pool at most 1 s (shorter than the idle limits servers commonly set, so the

@@ -9,7 +9,10 @@
  *   answer that changes between check and connect (rebinding) has no window;
  * - one budget (`timeoutMs`) covers DNS, connect, redirects, the 405 retry and the body; headers and body are
  *   capped; the socket is destroyed when the exchange ends, except that a prober created with `reuseConnections`
- *   keeps a GET's socket, read to its end, for the next probe of the same approved address within a second.
+ *   keeps a GET's socket, read to its end, for the next probe of the same approved address within a second;
+ * - at most `maxInFlightPerAddress` exchanges are in flight to one checked address and port at once, whatever names
+ *   led there (`io/address-slots.ts`); time queued for a slot is not the target's and pauses the budget, and the
+ *   queue itself is bounded (`addressQueueMs`).
  */
 import dns from 'node:dns';
 import type { HttpMethod, ProbeOutcome, ProbeResponse } from '../core/model.ts';
@@ -25,6 +28,12 @@ import {
   type Stage,
   StaleConnectionError,
 } from './_http.ts';
+import {
+  createAddressSlots,
+  MAX_IN_FLIGHT_PER_ADDRESS,
+  type ReleaseSlot,
+  serverKey,
+} from './address-slots.ts';
 
 export type { Connect, ConnectTarget } from './_http.ts';
 
@@ -59,6 +68,14 @@ export type ProberOptions = {
   reuseConnections?: boolean;
   /** Idle connections kept over every address (default `MAX_IDLE_CONNECTIONS`, 256); a crawl keeps more. */
   maxIdleConnections?: number;
+  /** Most exchanges in flight to one address and port (default {@link MAX_IN_FLIGHT_PER_ADDRESS}, 32). */
+  maxInFlightPerAddress?: number;
+  /**
+   * Longest a probe waits for a slot of its address before it ends as `timeout` / `timeout_queue` (default: the
+   * budget, so a live check waits at most twice its budget). The crawl waits as long as it takes: every slot is
+   * freed within a budget, and a false timeout would be published against a server that was never asked.
+   */
+  addressQueueMs?: number;
 };
 
 /** What a probe sends besides its URL and method. */
@@ -83,8 +100,9 @@ export const systemLookup: Lookup = async (host) => {
  *
  * Decisions: more than `maxRedirects` redirects is `unreachable` / `too_many_redirects` (the endpoint cannot be
  * reached within policy; nothing was refused). A GET answered 405 is retried once as POST from the listed URL
- * within the same budget (`methodUsed: 'POST'`). Redirects follow fetch semantics: 303, and 301/302 after a
- * POST, continue as GET. An unparseable URL is `blocked` / `invalid_url` (nothing was contacted). A body cut
+ * within the same budget; a 402 to the retry is the answer (`methodUsed: 'POST'`), anything else the retry meets
+ * leaves the GET's 405 as the answer (`methodUsed: 'GET'`). Redirects follow fetch semantics: 303, and 301/302
+ * after a POST, continue as GET. An unparseable URL is `blocked` / `invalid_url` (nothing was contacted). A body cut
  * short by the peer after the headers is still a `response`, with `bodyTruncated: true` as for the size cap.
  *
  * @example
@@ -102,6 +120,10 @@ export function createProber(options: ProberOptions = {}): Prober {
   const userAgent = options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)';
   const connect = options.connect ?? createConnect({}, options.maxIdleConnections);
   const reuseConnections = options.reuseConnections ?? false;
+  const slots = createAddressSlots(options.maxInFlightPerAddress ?? MAX_IN_FLIGHT_PER_ADDRESS);
+  const addressQueueMs = options.addressQueueMs ?? timeoutMs;
+  /** The budget of each probe running, by its signal: queueing for a slot pauses it. */
+  const budgets = new WeakMap<AbortSignal, Budget>();
 
   type Hop = Omit<ProbeResponse, 'methodUsed'>;
   type Step = { kind: 'response'; hop: Hop } | { kind: 'blocked' | 'unreachable'; detail: string };
@@ -186,13 +208,14 @@ export function createProber(options: ProberOptions = {}): Prober {
         'content-length': String(Buffer.byteLength(postBody)),
       });
     const hostname = url.hostname.replace(/\.$/, '');
+    const port = url.port === '' ? (https ? 443 : 80) : Number(url.port);
     for (let i = 0; ; ) {
       const address = addresses[i]!;
       const target: ConnectTarget = {
         protocol: https ? 'https:' : 'http:',
         address,
         family: address.includes(':') ? 6 : 4,
-        port: url.port === '' ? (https ? 443 : 80) : Number(url.port),
+        port,
         servername: literalAddress(url) === null ? hostname : null,
         method,
         path: `${url.pathname}${url.search}`,
@@ -200,6 +223,7 @@ export function createProber(options: ProberOptions = {}): Prober {
         maxHeaderSize,
         reuse,
       };
+      const release = await slotFor(serverKey(address, port), signal, stage);
       try {
         return await exchange(connect, target, method === 'POST' ? postBody : null, {
           signal,
@@ -216,7 +240,50 @@ export function createProber(options: ProberOptions = {}): Prober {
         }
         if (i + 1 >= addresses.length || !isConnectFailure(err)) throw err;
         i++;
+      } finally {
+        release();
       }
+    }
+  }
+
+  /**
+   * A slot of the address: at once when it has one free; else the probe's budget pauses while it queues, for at
+   * most `addressQueueMs` (then the probe ends as `timeout_queue`, nothing sent).
+   */
+  async function slotFor(key: string, signal: AbortSignal, stage: Stage): Promise<ReleaseSlot> {
+    const free = slots.tryTake(key);
+    if (free !== null) return free;
+    const budget = budgets.get(signal);
+    const queued = new AbortController();
+    // No timer for an unbounded wait (a delay past 2^31 - 1 ms would fire at once).
+    const timer = Number.isFinite(addressQueueMs)
+      ? setTimeout(() => queued.abort(new Error('address queue wait exceeded')), addressQueueMs)
+      : undefined;
+    stage.name = 'queue';
+    budget?.pause();
+    try {
+      return await slots.take(key, queued.signal);
+    } catch (err) {
+      budget?.expire(err);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      budget?.resume();
+    }
+  }
+
+  /** The POST retry of a GET answered 405: its answer when it is a 402, else null (never throws). */
+  async function retryAsPost(
+    start: URL,
+    signal: AbortSignal,
+    stage: Stage,
+    postBody: string,
+  ): Promise<Hop | null> {
+    try {
+      const step = await chain(start, 'POST', signal, stage, postBody);
+      return step.kind === 'response' && step.hop.status === 402 ? step.hop : null;
+    } catch {
+      return null;
     }
   }
 
@@ -228,28 +295,77 @@ export function createProber(options: ProberOptions = {}): Prober {
     if (typeof url !== 'string' || !URL.canParse(url))
       return { kind: 'blocked', detail: 'invalid_url', ...stamp() };
     const start = new URL(url);
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new Error('probe budget exceeded')), timeoutMs);
+    const controller = createBudget(timeoutMs);
+    budgets.set(controller.signal, controller);
     const stage: Stage = { name: 'dns' };
     try {
-      let methodUsed = method;
-      let step = await chain(start, method, controller.signal, stage, postBody);
-      if (step.kind === 'response' && step.hop.status === 405 && method === 'GET') {
-        // x402-notes §9.6: SDK routes bound to POST answer 405 to a GET; the listing's method may be wrong.
-        methodUsed = 'POST';
-        step = await chain(start, 'POST', controller.signal, stage, postBody);
-      }
+      const step = await chain(start, method, controller.signal, stage, postBody);
       if (step.kind !== 'response') return { kind: step.kind, detail: step.detail, ...stamp() };
-      return { kind: 'response', response: { ...step.hop, methodUsed }, ...stamp() };
+      if (step.hop.status === 405 && method === 'GET') {
+        // A route bound to POST may answer 405 to a GET: the listing's method may be wrong (docs/x402.md
+        // 9.6). The retry counts only when it finds the paywall: anything else it meets (another status, a
+        // failure, the budget running out) leaves the listed GET's 405 as the answer, so `methodUsed` names
+        // POST only for a 402 that came from the POST (docs/decisions.md "The probe").
+        const retry = await retryAsPost(start, controller.signal, stage, postBody);
+        if (retry !== null)
+          return { kind: 'response', response: { ...retry, methodUsed: 'POST' }, ...stamp() };
+      }
+      return { kind: 'response', response: { ...step.hop, methodUsed: method }, ...stamp() };
     } catch (err) {
       if (controller.signal.aborted) return { kind: 'timeout', detail: `timeout_${stage.name}`, ...stamp() };
       return { kind: 'unreachable', detail: classifyError(err), ...stamp() };
     } finally {
-      clearTimeout(timer);
+      controller.clear();
     }
   }
 
   return { probe };
+}
+
+/**
+ * The budget of one probe: its signal aborts once `ms` have run, not counting the time paused (queued for an
+ * address slot). One timer while it runs, none while paused.
+ */
+type Budget = {
+  signal: AbortSignal;
+  pause(): void;
+  resume(): void;
+  /** Ends the probe now (its queue wait ran out). */
+  expire(reason: unknown): void;
+  clear(): void;
+};
+
+function createBudget(ms: number): Budget {
+  const controller = new AbortController();
+  let left = ms;
+  let since = performance.now();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const clear = () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+  const expire = (reason: unknown) => {
+    clear();
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const arm = () => {
+    since = performance.now();
+    timer = setTimeout(() => expire(new Error('probe budget exceeded')), Math.max(0, left));
+  };
+  arm();
+  return {
+    signal: controller.signal,
+    pause() {
+      if (timer === null) return;
+      clear();
+      left -= performance.now() - since;
+    },
+    resume() {
+      if (timer === null && !controller.signal.aborted) arm();
+    },
+    expire,
+    clear,
+  };
 }
 
 /** Races a promise that cannot be cancelled (DNS) against the budget; a late result or error is dropped. */

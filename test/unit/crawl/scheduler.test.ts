@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { registrableDomain } from '../../../crawl/registrable-domain.ts';
 import { type HostJob, runPerHost } from '../../../crawl/scheduler.ts';
 
 /** A fake clock and timers: work "takes" a latency per host, advanced by hand, so nothing depends on real time. */
@@ -195,6 +196,49 @@ describe('runPerHost', () => {
     expect(started).toHaveLength(9);
   });
 
+  it('never has more than `perDomain` jobs in flight on the hosts of one registrable domain (wildcard DNS)', async () => {
+    // 300 names of one operator (one job each) and two other hosts: 3 per host would let all 300 go at once.
+    const wild = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`n${i}.wild.example`, 1]));
+    const sim = simulation(() => 10);
+    const domainLoad = new Map<string, number>();
+    let mostOnWild = 0;
+    const work = (item: { host: string; id: number }) => {
+      const domain = registrableDomain(item.host);
+      domainLoad.set(domain, (domainLoad.get(domain) ?? 0) + 1);
+      if (domain === 'wild.example') mostOnWild = Math.max(mostOnWild, domainLoad.get(domain)!);
+      return sim.work(item).then(() => {
+        domainLoad.set(domain, domainLoad.get(domain)! - 1);
+      });
+    };
+    const wall = await sim.drive(
+      runPerHost(jobs({ ...wild, 'api.other.example': 6, 'solo.example': 3 }), work, {
+        perHost: 3,
+        perDomain: 12,
+        domainOf: registrableDomain,
+        concurrency: 2048,
+        now: sim.now,
+      }),
+    );
+    expect(sim.started).toHaveLength(309);
+    expect(mostOnWild).toBe(12);
+    // The domain is the critical path: ceil(300 / 12) rounds; the other hosts go alongside, not after it.
+    expect(wall).toBe(Math.ceil(300 / 12) * 10);
+    expect(sim.maxPerHost.get('api.other.example')).toBe(3);
+  });
+
+  it('without `domainOf`, each host is its own domain', async () => {
+    const sim = simulation(() => 10);
+    await sim.drive(
+      runPerHost(jobs({ 'a.x.example': 6, 'b.x.example': 6 }), sim.work, {
+        perHost: 3,
+        perDomain: 3,
+        concurrency: 16,
+        now: sim.now,
+      }),
+    );
+    expect(sim.maxTotal()).toBe(6);
+  });
+
   it('resolves at once with no jobs and rejects with the first error after the jobs in flight settle', async () => {
     await expect(runPerHost([], async () => {}, { perHost: 3, concurrency: 4, now: () => 0 })).resolves.toBe(
       undefined,
@@ -210,5 +254,18 @@ describe('runPerHost', () => {
     );
     await expect(failing).rejects.toThrow('bug');
     expect(ran).toBeLessThan(10); // nothing new started once the error was seen
+  });
+});
+
+describe('registrableDomain', () => {
+  it('groups the names of one operator and keeps platform tenants, IP literals and ports apart', () => {
+    expect(registrableDomain('a.b.Wild.Example:8443')).toBe('wild.example');
+    expect(registrableDomain('seller.example.')).toBe('seller.example');
+    expect(registrableDomain('api.shop.example.co.uk')).toBe('example.co.uk');
+    expect(registrableDomain('alice.vercel.app')).toBe('alice.vercel.app');
+    expect(registrableDomain('bob.vercel.app')).toBe('bob.vercel.app');
+    expect(registrableDomain('127.0.0.1:4021')).toBe('127.0.0.1:4021');
+    expect(registrableDomain('127.0.0.1:4022')).toBe('127.0.0.1:4022');
+    expect(registrableDomain('[2001:db8::1]:443')).toBe('[2001:db8::1]:443');
   });
 });
