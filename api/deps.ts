@@ -11,7 +11,7 @@ import type { PaidCallIntake } from './paid-call-intake.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
 import type { ListingsDeps } from './routes/listings.ts';
-import type { Offer } from './x402/seller.ts';
+import type { Offer, VerifiedPayment } from './x402/seller.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
@@ -26,7 +26,12 @@ export type PaidAccess = { tier: 'paid'; charged_usd: string; tx: string };
  */
 export type SaleAnswer =
   | { status: number; body: Record<string, unknown> }
-  | { status: number; complete: (access: PaidAccess) => Promise<Record<string, unknown>> };
+  | {
+      status: number;
+      complete: (access: PaidAccess) => Promise<Record<string, unknown>>;
+      /** Called instead of `complete` when the settlement failed before anything was broadcast. */
+      release?: () => Promise<void>;
+    };
 
 /** Selling through x402 (api/sales.ts). */
 export type Sales = {
@@ -40,8 +45,13 @@ export type Sales = {
   /** Verifies the payment, runs `handler`, settles only after a successful answer, and completes the answer only
    *  after the settlement landed. */
   sell(event: H3Event, offer: OfferName, handler: () => Promise<SaleAnswer>): Promise<Response>;
-  /** The same for an offer made at request time (an invoice, priced at its total). */
-  sellOffer(event: H3Event, offer: Offer, handler: () => Promise<SaleAnswer>): Promise<Response>;
+  /** The same for an offer made at request time (an invoice, priced at its total); the handler is given the
+   *  verified payment (payer, the authorization's `validBefore`). */
+  sellOffer(
+    event: H3Event,
+    offer: Offer,
+    handler: (payment: VerifiedPayment) => Promise<SaleAnswer>,
+  ): Promise<Response>;
 };
 
 export type AppDeps = CheckDeps &

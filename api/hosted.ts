@@ -88,6 +88,8 @@ export async function createHosted(parts: {
   payTo: string;
   baseUrl: string;
   invoicesDir: string;
+  /** Draws invoices' pay-link tokens. */
+  random: (n: number) => Uint8Array;
   shared?: SharedHosted;
 }): Promise<Hosted> {
   const { store, journal, now, shared } = parts;
@@ -152,6 +154,7 @@ export async function createHosted(parts: {
           dir: parts.invoicesDir,
           payTo: parts.payTo,
           baseUrl: parts.baseUrl,
+          random: parts.random,
         }),
       );
       await reload();

@@ -1,7 +1,8 @@
 /**
  * Hosted mode's own routes in `/openapi.json` (spec §4 `GET /v1/integrators/me`, §5.4; issue 9 items 3-4): the
  * integrator's account and invoices, read with one of its keys (no free way in), and paying an invoice through x402,
- * open to anyone holding its id, for exactly its total (`x-payment-info` says so: the price is the invoice's).
+ * with the integrator's key or the pay link's token, for exactly its total (`x-payment-info` says so: the price is
+ * the invoice's).
  */
 import { IntegratorAccountSchema, InvoiceAnswerSchema, InvoicePaidSchema } from '../core/account-schemas.ts';
 import { codes, KEY_401, type Operation, PAID_502 } from './openapi-model.ts';
@@ -20,13 +21,26 @@ const pay = (method: 'get' | 'post'): Operation => ({
   operationId: `payInvoice${method === 'get' ? 'Get' : 'Post'}`,
   summary: 'Pays an open invoice through x402, for exactly its total.',
   description:
-    'Anyone holding the id may pay (no key needed). The 402 asks for the invoice total in USDC on Base to the ' +
-    'service wallet; once settled the invoice is marked paid with the settlement transaction and is never sold again.',
+    "Open with the invoice's pay link (its `token`, as `pay_url` gives it) or with a key of the integrator " +
+    'invoiced; any other caller gets the 404 of an unknown id, and nothing a caller without the key sees names ' +
+    'the integrator or a transaction. The 402 asks for the invoice total in USDC on Base to the service wallet. ' +
+    'The invoice is claimed once the facilitator verified the payment and before anything is settled, so a second ' +
+    'payer, on any instance, gets a 409 and pays nothing; once settled it is marked paid with the settlement ' +
+    'transaction and never sold again. A settlement that lands on an invoice already paid is answered with ' +
+    '`payment.status: "overpaid"` and recorded as an overpayment, which its integrator reads on the invoice.',
   pathParameter: INVOICE_ID,
+  queryParameters: [
+    {
+      name: 'token',
+      description: "The pay link's random token (32 hex digits); not needed with the integrator's key.",
+      pattern: '^[0-9a-f]{32}$',
+    },
+  ],
   answer: InvoicePaidSchema,
   errors: {
-    404: codes('invoice_not_found'),
-    409: `${codes('invoice_paid')}: already paid (the message names the transaction); ${codes('nothing_due')}: the month stayed in the free allowance; ${codes('invoice_payment_in_flight')}: another payment of it is being settled.`,
+    401: `${codes('bad_key')}: a key was sent and it is not an active integrator key.`,
+    404: `${codes('invoice_not_found')}: no invoice at this link (an unknown id, a wrong or missing token, or a key of another integrator: one answer for all).`,
+    409: `${codes('invoice_paid')}: already paid (the message names the transaction only to the integrator's key); ${codes('nothing_due')}: the month stayed in the free allowance; ${codes('invoice_payment_in_flight')}: another payment of it is being settled (nothing was charged).`,
     502: PAID_502,
   },
   offer: 'invoice',

@@ -16,6 +16,8 @@ export type Operation = {
   /** Query parameters (GET) or the JSON body (POST). */
   input?: v.GenericSchema;
   pathParameter?: { name: string; description: string; pattern: string };
+  /** Optional query parameters that are not the input (a POST's body is its input). */
+  queryParameters?: ReadonlyArray<{ name: string; description: string; pattern: string }>;
   /** The JSON answer; absent when the answer is not JSON (`media`). */
   answer?: v.GenericSchema;
   /** The media type of a non-JSON answer (an image, a page, a PDF). */

@@ -174,6 +174,9 @@ function inputOf(operation: Operation): Record<string, unknown> {
     const { name, description, pattern } = operation.pathParameter;
     parameters.push({ name, in: 'path', required: true, description, schema: { type: 'string', pattern } });
   }
+  for (const { name, description, pattern } of operation.queryParameters ?? []) {
+    parameters.push({ name, in: 'query', required: false, description, schema: { type: 'string', pattern } });
+  }
   if (operation.input && operation.method === 'post') {
     return {
       ...(parameters.length > 0 ? { parameters } : {}),

@@ -3,6 +3,7 @@
  * integrator store when no server holds it, else handed to the running server through the inbox (DuckDB is
  * single-writer), which applies it with the same `applyOp` and writes back what to print.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dataPaths } from '../io/data-paths.ts';
@@ -100,5 +101,6 @@ async function invoicesWithoutServer(
     dir: paths.invoices,
     payTo: wallet.address,
     baseUrl: config.baseUrl,
+    random: (n) => new Uint8Array(randomBytes(n)),
   });
 }

@@ -8,7 +8,7 @@ import { type H3Event, HTTPError } from 'h3';
 import type { SaleAnswer, Sales } from './deps.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OfferMethod, offerFor } from './x402/offers.ts';
-import { type Offer, paidAccess, paidJson, type Seller } from './x402/seller.ts';
+import { type Offer, paidAccess, paidJson, type Seller, type VerifiedPayment } from './x402/seller.ts';
 
 /** Wraps the seller for the app's routes. */
 export function createSales(seller: Seller, baseUrl: string): Sales {
@@ -24,17 +24,24 @@ export function createSales(seller: Seller, baseUrl: string): Sales {
     sellOffer,
   };
 
-  function sellOffer(event: H3Event, made: Offer, handler: () => Promise<SaleAnswer>) {
-    return seller.sell(event, made, async () => {
+  function sellOffer(
+    event: H3Event,
+    made: Offer,
+    handler: (payment: VerifiedPayment) => Promise<SaleAnswer>,
+  ) {
+    return seller.sell(event, made, async (payment) => {
       try {
-        const answer: SaleAnswer = await handler();
+        const answer: SaleAnswer = await handler(payment);
         return paidJson(
           async (settlement) => {
             const access = paidAccess(settlement);
             const body = 'complete' in answer ? await answer.complete(access) : answer.body;
             return { ...body, access };
           },
-          { status: answer.status },
+          {
+            status: answer.status,
+            ...('release' in answer && answer.release ? { release: answer.release } : {}),
+          },
         );
       } catch (error) {
         if (error instanceof HTTPError) return toErrorResponse(error);

@@ -106,6 +106,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     payTo: serviceWallet.address,
     baseUrl: config.baseUrl,
     invoicesDir: paths.invoices,
+    random: pooledRandom(),
     ...(state.sharedHosted ? { shared: state.sharedHosted } : {}),
   });
 

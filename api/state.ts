@@ -128,5 +128,11 @@ const INTEGRATOR_WAITS = [
   'addInvoice',
   'invoice',
   'invoices',
+  'claimInvoice',
+  'releaseInvoice',
   'markInvoicePaid',
+  'addOverpayment',
+  'overpayments',
+  'markInvoiceRun',
+  'invoiceRuns',
 ] as const;

@@ -59,6 +59,7 @@ export async function run(): Promise<Result> {
       dir: join(dir, 'invoices'),
       payTo: '0x1111111111111111111111111111111111111111',
       baseUrl: 'https://spotcheck.example',
+      random: (n) => crypto.getRandomValues(new Uint8Array(n)),
     });
     const seconds = (performance.now() - started) / 1000;
     await store.close();

@@ -12,7 +12,10 @@ const nullableText = v.nullable(v.string());
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** An amount as atomic USDC units and its USD text. */
 const Amount = v.looseObject({ atomic: text, usd: text });
-const InvoiceStatus = v.picklist(['open', 'paid', 'nothing_due']);
+/** `settling` while one payment of it is being settled (the others get a 409). */
+const InvoiceStatus = v.picklist(['open', 'settling', 'paid', 'nothing_due']);
+/** A settlement that landed on an invoice already paid: recorded, for the operator to return. */
+const OverpaymentSchema = v.looseObject({ tx: text, payer: text, amount: Amount, at: text });
 
 /** The calls of one month per band, what they cost, and the end users counted by hash. */
 const MonthSchema = v.looseObject({
@@ -47,18 +50,24 @@ export const IntegratorAccountSchema = v.looseObject({
           paid_at: nullableText,
           url: text,
           pdf_url: text,
-          pay_url: text,
+          pay_url: v.pipe(text, v.description('The pay link to hand a payer: it carries the random token.')),
+          overpayments: v.array(OverpaymentSchema),
         }),
       ),
     }),
   ),
 });
 
-/** The payment of an invoice: `open`, `paid` with the settlement transaction, or `nothing_due`. */
+/**
+ * The payment of an invoice: `open`, `settling`, `paid` with the settlement transaction, or `nothing_due`; the pay
+ * link (with its token) to hand a payer; settlements that landed after it was paid.
+ */
 const InvoicePaymentSchema = v.looseObject({
   status: InvoiceStatus,
   tx: nullableText,
   paid_at: nullableText,
+  pay_url: text,
+  overpayments: v.array(OverpaymentSchema),
 });
 
 /** `GET /v1/invoices/{id}`: the signed invoice (its own receipt) and its payment. */
@@ -83,9 +92,13 @@ export const InvoiceAnswerSchema = v.looseObject({
   payment: InvoicePaymentSchema,
 });
 
-/** `GET`/`POST /v1/invoices/{id}/pay`, once the settlement landed. */
+/**
+ * `GET`/`POST /v1/invoices/{id}/pay`, once the settlement landed: `paid` by it, or `overpaid` when another settlement
+ * had paid the invoice first (this one is recorded as an overpayment, and `message` says so).
+ */
 export const InvoicePaidSchema = v.looseObject({
   invoice_id: text,
-  payment: v.looseObject({ status: v.literal('paid'), tx: text, paid_at: text }),
+  payment: v.looseObject({ status: v.picklist(['paid', 'overpaid']), tx: text, paid_at: text }),
+  message: v.optional(text),
   access: AccessSchema,
 });

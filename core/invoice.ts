@@ -1,15 +1,28 @@
 /**
  * Monthly hosted invoices (spec §1.8, §8; issue 9): one per integrator and month, lines per band, the total in USDC
- * on Base payable to the service wallet. The invoice is data; signing, files and the PDF are `io/`'s.
+ * on Base payable to the service wallet, and the pay link with its random token. Uses of earlier months that reached
+ * the usage after those months were invoiced are billed here too (`earlier_months`, `core/late-uses.ts`). The invoice
+ * is data; signing, files and the PDF are `io/`'s.
  */
 import { atomicToUsdText } from './amount.ts';
-import { BANDS, bandCounts, bandPrice, monthBounds } from './hosted.ts';
+import { amountDue, BANDS, bandCounts, bandPrice, monthBounds } from './hosted.ts';
 import { BASE, BASE_USDC } from './networks.ts';
 
 export type InvoiceLine = {
   band: (typeof BANDS)[number];
   quantity: number;
   unit_price_atomic: string;
+  amount_atomic: string;
+  amount_usd: string;
+};
+
+/**
+ * Uses of an earlier month billed on this invoice: they reached the usage after that month's invoices ran. Priced
+ * as that month's next calls, after the ones already billed, so their bands are the month's own.
+ */
+export type EarlierMonthLine = {
+  month: string;
+  calls: number;
   amount_atomic: string;
   amount_usd: string;
 };
@@ -25,6 +38,8 @@ export type Invoice = {
   calls: number;
   end_users: number;
   lines: InvoiceLine[];
+  /** Absent on invoices issued before late uses were billed: read it as empty. */
+  earlier_months?: EarlierMonthLine[];
   total: { atomic: string; usd: string };
   currency: 'USDC';
   network: string;
@@ -34,6 +49,22 @@ export type Invoice = {
 };
 
 const ID = /^inv-\d{6}-[a-z0-9]{1,40}$/;
+const PAY_TOKEN = /^[0-9a-f]{32}$/;
+
+/** A new pay-link token: 128 random bits as hex (`random` is the injected source of bytes). */
+export function newPayToken(random: (n: number) => Uint8Array): string {
+  return Array.from(random(16), (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** True for a well-formed pay-link token. */
+export function isPayToken(value: unknown): value is string {
+  return typeof value === 'string' && PAY_TOKEN.test(value);
+}
+
+/** The link that pays an invoice: its pay route with the token, which alone lets a caller without the key in. */
+export function payUrl(baseUrl: string, id: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/v1/invoices/${id}/pay?token=${token}`;
+}
 
 /** The id of an integrator's invoice for a month: one per pair, so generating twice finds the first. */
 export function invoiceId(integrator: string, month: string): string {
@@ -46,8 +77,8 @@ export function isInvoiceId(value: unknown): value is string {
 }
 
 /**
- * Builds the invoice of `calls` hosted checks. `issuedAt` is the end of the month, so the same usage always gives
- * the same invoice (reproducible bytes, idempotent runs).
+ * Builds the invoice of `calls` hosted checks, plus the `earlier` months' late uses. `issuedAt` is the end of the
+ * month, so the same usage and token always give the same invoice (reproducible bytes; a run keeps a stored one).
  */
 export function buildInvoice(input: {
   integrator: { id: string; name: string };
@@ -56,6 +87,8 @@ export function buildInvoice(input: {
   endUsers: number;
   payTo: string;
   baseUrl: string;
+  payToken: string;
+  earlier?: ReadonlyArray<{ month: string; calls: number; billedBefore: number }>;
 }): Invoice {
   const { start, end } = monthBounds(input.month);
   const counts = bandCounts(input.calls);
@@ -69,7 +102,16 @@ export function buildInvoice(input: {
       amount_usd: atomicToUsdText(amount.toString()),
     };
   });
-  const total = lines.reduce((sum, line) => sum + BigInt(line.amount_atomic), 0n).toString();
+  const earlier = (input.earlier ?? []).map((late): EarlierMonthLine => {
+    const amount = amountDue(late.billedBefore + late.calls) - amountDue(late.billedBefore);
+    return {
+      month: late.month,
+      calls: late.calls,
+      amount_atomic: amount.toString(),
+      amount_usd: atomicToUsdText(amount.toString()),
+    };
+  });
+  const total = [...lines, ...earlier].reduce((sum, line) => sum + BigInt(line.amount_atomic), 0n).toString();
   const id = invoiceId(input.integrator.id, input.month);
   return {
     id,
@@ -81,11 +123,12 @@ export function buildInvoice(input: {
     calls: input.calls,
     end_users: input.endUsers,
     lines,
+    earlier_months: earlier,
     total: { atomic: total, usd: atomicToUsdText(total) },
     currency: 'USDC',
     network: BASE,
     asset: BASE_USDC,
     pay_to: input.payTo,
-    pay_url: `${input.baseUrl.replace(/\/+$/, '')}/v1/invoices/${id}/pay`,
+    pay_url: payUrl(input.baseUrl, id, input.payToken),
   };
 }

@@ -42,6 +42,7 @@ const Op = v.variant('op', [
   }),
   v.object({ op: v.literal('list') }),
   v.object({ op: v.literal('invoices'), month: v.custom<string>(isMonth, 'a month YYYY-MM') }),
+  v.object({ op: v.literal('overpayments') }),
 ]);
 
 export type IntegratorOp = v.InferOutput<typeof Op>;
@@ -67,6 +68,9 @@ export async function applyOp(
     case 'create': {
       if ((await store.integrators()).some((row) => row.id === op.id))
         throw new Error(`integrator ${op.id} exists`);
+      // `suspend`, `resume` and `revoke` take either kind of id: one name must never mean both.
+      if ((await store.keys()).some((row) => row.id === op.id))
+        throw new Error(`${op.id} is already a key id; choose another --id for the integrator`);
       await store.createIntegrator({
         id: op.id,
         name: op.name,
@@ -80,6 +84,8 @@ export async function applyOp(
         throw new Error(`no integrator ${op.integrator}`);
       if ((await store.keys()).some((row) => row.id === op.key_id))
         throw new Error(`key ${op.key_id} exists`);
+      if ((await store.integrators()).some((row) => row.id === op.key_id))
+        throw new Error(`key id ${op.key_id} is an integrator id; nothing was issued, run keys:issue again`);
       await store.addKey({
         id: op.key_id,
         integrator: op.integrator,
@@ -97,6 +103,15 @@ export async function applyOp(
       return listAll(store);
     case 'invoices':
       return invoices(op.month);
+    case 'overpayments':
+      return (await store.overpayments({})).map((row) => ({
+        invoice: row.invoice,
+        integrator: row.integrator,
+        tx: row.tx,
+        payer: row.payer,
+        amount_atomic: row.amountAtomic,
+        at: row.at,
+      }));
   }
 }
 

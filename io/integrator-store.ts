@@ -5,7 +5,9 @@
  * when no server runs; while one runs, the CLI hands its operation over through the inbox (DuckDB is
  * single-writer). Operations run one at a time: each is one transaction.
  */
+import { randomBytes } from 'node:crypto';
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { duckdbInvoices, INVOICE_SCHEMA, tokenizeInvoices } from './_duckdb-invoices.ts';
 import { select } from './duckdb-query.ts';
 
 export type KeyState = 'active' | 'suspended' | 'revoked';
@@ -20,6 +22,8 @@ export type KeyRow = {
   changedAt: string;
 };
 export type UsageRow = { integrator: string; month: string; calls: number; endUsers: number };
+/** `settling` while one payer's settlement is under way (the claim, {@link IntegratorStore.claimInvoice}). */
+export type InvoiceStatus = 'open' | 'settling' | 'paid' | 'nothing_due';
 export type InvoiceRow = {
   id: string;
   integrator: string;
@@ -27,9 +31,22 @@ export type InvoiceRow = {
   totalAtomic: string;
   body: Record<string, unknown>;
   /** `nothing_due` for a month inside the free allowance: there is nothing to pay. */
-  status: 'open' | 'paid' | 'nothing_due';
+  status: InvoiceStatus;
   tx: string | null;
   paidAt: string | null;
+  /** The random token of the invoice's pay link: without the integrator's key, the pay route needs it. */
+  payToken: string;
+  /** Who is settling a payment of it and until when (epoch seconds); null unless `settling`. */
+  claim: { holder: string; until: number } | null;
+};
+/** A settlement that landed on an invoice already paid: money the operator owes back (or credits). */
+export type Overpayment = {
+  invoice: string;
+  integrator: string;
+  tx: string;
+  payer: string;
+  amountAtomic: string;
+  at: string;
 };
 /** Uses folded from the journal: calls per (integrator, month) and per end-user hash. */
 export type UsageDelta = {
@@ -54,11 +71,30 @@ export type IntegratorStore = {
   /** The end-user hashes of an integrator's month. */
   endUserHashes(integrator: string, month: string): Promise<string[]>;
   /** Stores an invoice unless one with its id exists; true when stored. */
-  addInvoice(row: InvoiceRow): Promise<boolean>;
+  addInvoice(row: Omit<InvoiceRow, 'claim'>): Promise<boolean>;
   invoice(id: string): Promise<InvoiceRow | null>;
   invoices(integrator: string): Promise<InvoiceRow[]>;
-  /** Marks an open invoice paid; false when it was not open. */
+  /**
+   * Claims the invoice for one payment's settlement: open (or settling under a claim that expired by `now`) becomes
+   * settling, held by `holder` until `until` (epoch seconds). True only for the one call that took it, whichever
+   * instance made it; false for an invoice paid, with nothing due, unknown, or claimed by someone else.
+   */
+  claimInvoice(id: string, holder: string, until: number, now: number): Promise<boolean>;
+  /** Gives the claim back (settling → open) if `holder` still holds it; a settlement that went nowhere. */
+  releaseInvoice(id: string, holder: string): Promise<void>;
+  /**
+   * Marks the invoice paid by a settlement that landed; false, with nothing changed, when it is already paid (the
+   * settlement is then an overpayment) or has nothing due. Normally the claimant's; a settlement that outlived its
+   * claim still counts as the payment while no other has landed, so money received never leaves an invoice open.
+   */
   markInvoicePaid(id: string, tx: string, at: string): Promise<boolean>;
+  /** Records a settlement that landed on an invoice already paid; once per transaction. */
+  addOverpayment(row: Overpayment): Promise<void>;
+  overpayments(filter: { integrator?: string; invoice?: string }): Promise<Overpayment[]>;
+  /** Records that the invoices of `month` were issued (kept: uses of it that arrive later are billed late). */
+  markInvoiceRun(month: string, at: string): Promise<void>;
+  /** The months whose invoices were issued. */
+  invoiceRuns(): Promise<string[]>;
   close(): Promise<void>;
 };
 
@@ -74,21 +110,25 @@ CREATE TABLE IF NOT EXISTS hosted_end_users (
   integrator VARCHAR NOT NULL, month VARCHAR NOT NULL, end_user VARCHAR NOT NULL, calls BIGINT NOT NULL,
   PRIMARY KEY (integrator, month, end_user));
 CREATE TABLE IF NOT EXISTS hosted_cursor (one INTEGER PRIMARY KEY, cursor VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS invoices (
-  id VARCHAR PRIMARY KEY, integrator VARCHAR NOT NULL, month VARCHAR NOT NULL, total_atomic VARCHAR NOT NULL,
-  body VARCHAR NOT NULL, status VARCHAR NOT NULL, tx VARCHAR, paid_at VARCHAR);
-`;
+${INVOICE_SCHEMA}`;
 
 /** The key of a usage slot in a {@link UsageDelta}: integrator, month and, for end users, the hash. */
 export function slotKey(...parts: string[]): string {
   return parts.join('\u0000');
 }
 
-/** Opens (or creates) the store; throws when another process holds the file (the CLI then uses the inbox). */
-export async function openIntegratorStore(path: string): Promise<IntegratorStore> {
+/**
+ * Opens (or creates) the store; throws when another process holds the file (the CLI then uses the inbox). `random`
+ * draws the pay-link tokens of invoices stored before there were any.
+ */
+export async function openIntegratorStore(
+  path: string,
+  random: (n: number) => Uint8Array = (n) => new Uint8Array(randomBytes(n)),
+): Promise<IntegratorStore> {
   const instance = await DuckDBInstance.create(path);
   const db = await instance.connect();
   await db.run(SCHEMA);
+  await tokenizeInvoices(db, random);
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
     const next = queue.then(work, work);
@@ -159,35 +199,7 @@ export async function openIntegratorStore(path: string): Promise<IntegratorStore
           month,
         ])
       ).map((r) => String(r.end_user)),
-    addInvoice: (row) =>
-      serial(async () => {
-        const existing = await select(db, 'SELECT id FROM invoices WHERE id = ?', [row.id]);
-        if (existing.length > 0) return false;
-        await db.run('INSERT INTO invoices VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-          row.id,
-          row.integrator,
-          row.month,
-          row.totalAtomic,
-          JSON.stringify(row.body),
-          row.status,
-          row.tx,
-          row.paidAt,
-        ]);
-        return true;
-      }),
-    invoice: async (id) => {
-      const [row] = await rows('SELECT * FROM invoices WHERE id = ?', [id]);
-      return row ? invoiceOf(row) : null;
-    },
-    invoices: async (integrator) =>
-      (await rows('SELECT * FROM invoices WHERE integrator = ? ORDER BY month', [integrator])).map(invoiceOf),
-    markInvoicePaid: (id, tx, at) =>
-      serial(async () => {
-        const open = await select(db, "SELECT id FROM invoices WHERE id = ? AND status = 'open'", [id]);
-        if (open.length === 0) return false;
-        await db.run("UPDATE invoices SET status = 'paid', tx = ?, paid_at = ? WHERE id = ?", [tx, at, id]);
-        return true;
-      }),
+    ...duckdbInvoices(db, serial),
     close: () =>
       serial(async () => {
         db.closeSync();
@@ -268,19 +280,5 @@ export function keyOf(r: Record<string, unknown>): KeyRow {
     state: String(r.state) as KeyState,
     createdAt: String(r.created_at),
     changedAt: String(r.changed_at),
-  };
-}
-
-/** An invoice from its row (either store's). */
-export function invoiceOf(r: Record<string, unknown>): InvoiceRow {
-  return {
-    id: String(r.id),
-    integrator: String(r.integrator),
-    month: String(r.month),
-    totalAtomic: String(r.total_atomic),
-    body: JSON.parse(String(r.body)) as Record<string, unknown>,
-    status: r.status === 'paid' || r.status === 'nothing_due' ? r.status : 'open',
-    tx: r.tx === null ? null : String(r.tx),
-    paidAt: r.paid_at === null ? null : String(r.paid_at),
   };
 }

@@ -62,6 +62,14 @@ export async function renderInvoicePdf(
     text(line.unit_price_atomic, columns[2] ?? MARGIN_X, 10);
     right(line.amount_usd, 10);
   }
+  // Late uses of months invoiced before (absent on invoices issued before they were billed).
+  for (const late of invoice.earlier_months ?? []) {
+    y -= 18;
+    text(`${late.month} (late)`, columns[0] ?? MARGIN_X, 10, mono);
+    text(String(late.calls), columns[1] ?? MARGIN_X, 10);
+    text("that month's bands", columns[2] ?? MARGIN_X, 10);
+    right(late.amount_usd, 10);
+  }
   y -= 10;
   page.drawLine({ start: { x: MARGIN_X, y }, end: { x: MARGIN_X + WIDTH, y }, thickness: 0.6, color: RULE });
   y -= 20;

@@ -82,6 +82,21 @@ CREATE INDEX paid_calls_by_version ON paid_calls (version);
 CREATE TABLE published_tasks (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, task TEXT NOT NULL);
 `,
   },
+  {
+    version: 5,
+    name: 'invoices: pay-link tokens, settling claims, overpayments, and the months invoiced',
+    // Invoices stored before get a token from the server's own strong random source (gen_random_uuid, 122 bits).
+    sql: `
+ALTER TABLE invoices ADD COLUMN pay_token TEXT, ADD COLUMN claimant TEXT, ADD COLUMN claim_until BIGINT;
+UPDATE invoices SET pay_token = replace(gen_random_uuid()::text, '-', '') WHERE pay_token IS NULL;
+ALTER TABLE invoices ALTER COLUMN pay_token SET NOT NULL;
+CREATE TABLE invoice_overpayments (
+  tx TEXT PRIMARY KEY, invoice_id TEXT NOT NULL, integrator TEXT NOT NULL, payer TEXT NOT NULL,
+  amount_atomic TEXT NOT NULL, recorded_at TEXT NOT NULL);
+CREATE INDEX invoice_overpayments_by_integrator ON invoice_overpayments (integrator);
+CREATE TABLE invoice_runs (month TEXT PRIMARY KEY, ran_at TEXT NOT NULL);
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

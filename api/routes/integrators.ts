@@ -9,19 +9,26 @@ import { atomicToUsdText } from '../../core/amount.ts';
 import { amountDue, bandCounts, utcMonth } from '../../core/hosted.ts';
 import type { AppDeps } from '../deps.ts';
 import { type Hosted, type HostedCaller, requireHostedCaller } from '../hosted.ts';
+import { paymentOf } from './invoices.ts';
 
 /** Registers the integrator routes. */
 export function integratorRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/integrators/me', async (event) => {
     const { hosted, caller } = requireHostedCaller(event, deps.hosted);
     event.res.headers.set('cache-control', 'no-store');
-    return account(hosted, caller, utcMonth(deps.now()), deps.baseUrl);
+    return account(hosted, caller, utcMonth(deps.now()), deps.baseUrl, deps.now);
   });
 }
 
 const usd = (atomic: bigint) => ({ atomic: atomic.toString(), usd: atomicToUsdText(atomic.toString()) });
 
-async function account(hosted: Hosted, caller: HostedCaller, month: string, baseUrl: string) {
+async function account(
+  hosted: Hosted,
+  caller: HostedCaller,
+  month: string,
+  baseUrl: string,
+  now: () => Date,
+) {
   const { integrator } = caller;
   const monthOf = async (which: string) => {
     const calls = await hosted.meter.calls(integrator.id, which);
@@ -37,6 +44,7 @@ async function account(hosted: Hosted, caller: HostedCaller, month: string, base
   const due = amountDue(current.calls);
   const left = integrator.creditLimitAtomic > due ? integrator.creditLimitAtomic - due : 0n;
   const invoices = new Map((await hosted.store.invoices(integrator.id)).map((row) => [row.month, row]));
+  const overpayments = await hosted.store.overpayments({ integrator: integrator.id });
   const keys = (await hosted.store.keys()).filter((key) => key.integrator === integrator.id);
   return {
     integrator: { id: integrator.id, name: integrator.name, created_at: integrator.createdAt },
@@ -48,20 +56,29 @@ async function account(hosted: Hosted, caller: HostedCaller, month: string, base
         .reverse()
         .map(async (which) => {
           const invoice = invoices.get(which);
+          const payment = invoice
+            ? paymentOf(
+                invoice,
+                { baseUrl, now },
+                overpayments.filter((row) => row.invoice === invoice.id),
+              )
+            : null;
           return {
             ...(await monthOf(which)),
-            invoice: invoice
-              ? {
-                  id: invoice.id,
-                  status: invoice.status,
-                  total: usd(BigInt(invoice.totalAtomic)),
-                  tx: invoice.tx,
-                  paid_at: invoice.paidAt,
-                  url: `${baseUrl}/v1/invoices/${invoice.id}`,
-                  pdf_url: `${baseUrl}/v1/invoices/${invoice.id}.pdf`,
-                  pay_url: `${baseUrl}/v1/invoices/${invoice.id}/pay`,
-                }
-              : null,
+            invoice:
+              invoice && payment
+                ? {
+                    id: invoice.id,
+                    status: payment.status,
+                    total: usd(BigInt(invoice.totalAtomic)),
+                    tx: invoice.tx,
+                    paid_at: invoice.paidAt,
+                    url: `${baseUrl}/v1/invoices/${invoice.id}`,
+                    pdf_url: `${baseUrl}/v1/invoices/${invoice.id}.pdf`,
+                    pay_url: payment.pay_url,
+                    overpayments: payment.overpayments,
+                  }
+                : null,
           };
         }),
     ),

@@ -50,6 +50,9 @@ export type VerifiedPayment = {
   network: string;
   amountAtomic: string;
   x402Version: 1 | 2;
+  /** The authorization's `validBefore` (epoch seconds), null when the payload has none: no settlement of it can
+   *  land later, so what a handler holds for this payment need not outlive it. The seller always sets it. */
+  validBefore?: number | null;
 };
 
 /** A landed settlement, handed to the body renderer of a {@link PaidJson} answer. */
@@ -74,6 +77,9 @@ export type PaidJson = {
   status: number;
   headers: Record<string, string>;
   render: (settlement: Settlement) => unknown | Promise<unknown>;
+  /** Called instead of `render` when the settlement failed before anything was broadcast (nothing can land): what
+   *  the handler took for this payment may be given back. Not called when the outcome is pending or unknown. */
+  release?: () => Promise<void>;
 };
 
 /** What a paid handler returns: a `Response` (errors, or bodies that need no tx) or a {@link PaidJson}. */

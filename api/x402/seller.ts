@@ -14,7 +14,8 @@
  * 5. Settle: success that matches the payment (`_settlement.ts`: a 32-byte transaction hash, the requirement's
  *    network and price, the verified payer) → the handler's answer + `PAYMENT-RESPONSE` + `Cache-Control: private`.
  *    Failure, including `settlement_pending` → 402 + `PAYMENT-RESPONSE` (success:false) and no paid body: a paid
- *    answer only ever follows a settlement that landed. Error or timeout → 502 `facilitator_unavailable`; a success
+ *    answer only ever follows a settlement that landed. A failure before anything was broadcast calls the answer's
+ *    `release` (what the handler took for this payment, e.g. an invoice's claim, goes back). Error or timeout → 502 `facilitator_unavailable`; a success
  *    that does not match → 502 `settlement_unverified` (both: outcome unknown, the payment key stays held; the buyer
  *    should ask payment-status before signing again).
  *
@@ -56,9 +57,15 @@ export type * from './_types.ts';
  *  answers 500, unsettled). */
 export function paidJson(
   render: (settlement: Settlement) => unknown | Promise<unknown>,
-  init: { status?: number; headers?: Record<string, string> } = {},
+  init: { status?: number; headers?: Record<string, string>; release?: () => Promise<void> } = {},
 ): PaidJson {
-  return { kind: 'paid-json', status: init.status ?? 200, headers: init.headers ?? {}, render };
+  return {
+    kind: 'paid-json',
+    status: init.status ?? 200,
+    headers: init.headers ?? {},
+    render,
+    ...(init.release ? { release: init.release } : {}),
+  };
 }
 
 /** The `access` block of a paid answer (spec §2.1): `{ tier: 'paid', charged_usd, tx }`. */
@@ -150,6 +157,7 @@ export function createSeller(config: SellerConfig): Seller {
         network: driver.network,
         amountAtomic: driver.amountAtomic,
         x402Version: driver.x402Version,
+        validBefore: decoded.validBefore,
       });
     } catch (error) {
       config.onError?.('handler', error);
@@ -197,7 +205,10 @@ export function createSeller(config: SellerConfig): Seller {
     const headers = settlementHeaders(result, driver.x402Version);
     if (reading.kind === 'failed') {
       const response = await refuse(challenge, reading.reason, headers);
-      return reading.broadcast ? { response, settled: 'pending' } : { response };
+      if (reading.broadcast) return { response, settled: 'pending' };
+      if (!(answer instanceof Response))
+        await answer.release?.().catch((error: unknown) => config.onError?.('handler', error));
+      return { response };
     }
     try {
       // Rendering completes the handler's durable work (its receipt), so nothing of it exists before this line.

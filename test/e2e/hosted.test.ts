@@ -204,7 +204,15 @@ describe('monthly invoices', () => {
     const id = `inv-${last.replace('-', '')}-billed`;
     expect(run).toContainEqual({ id, integrator: 'billed', total_atomic: '10000000', created: true });
 
-    const payUrl = `${paid.spot.url}/v1/invoices/${id}/pay`;
+    const read = await fetch(`${paid.spot.url}/v1/invoices/${id}`, { headers: { 'x-service-key': key } });
+    // The link the integrator hands its payer: the pay route with the invoice's random token (on the service's
+    // BASE_URL; the test reaches the same path on its port).
+    const link = new URL(((await read.json()) as { payment: { pay_url: string } }).payment.pay_url);
+    expect(`${link.pathname}${link.search}`).toMatch(
+      new RegExp(`^/v1/invoices/${id}/pay\\?token=[0-9a-f]{32}$`),
+    );
+    const payUrl = `${paid.spot.url}${link.pathname}${link.search}`;
+    expect((await fetch(`${paid.spot.url}/v1/invoices/${id}/pay`)).status).toBe(404);
     const unpaid = await fetch(payUrl);
     expect(unpaid.status).toBe(402);
     expect(requirementOf(unpaid).accepts[0]).toMatchObject({

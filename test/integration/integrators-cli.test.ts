@@ -64,6 +64,32 @@ describe('npm run integrators / invoices without a server', { timeout: 240_000 }
     expect(noOne.stdout).not.toMatch(/sck_live_/);
   });
 
+  it('refuses an integrator id that is already a key id, so suspend/resume/revoke can never mean both', async () => {
+    await cli('integrators-cli.ts', ['create', '--name', 'Keyed', '--credit-limit', '1', '--id', 'keyed']);
+    const keyId =
+      parseServiceKey(issuedKey(await cli('integrators-cli.ts', ['keys:issue', 'keyed'])))?.id ?? '';
+    expect(keyId).toMatch(/^[a-z0-9]{12}$/);
+    const clash = await cli('integrators-cli.ts', [
+      'create',
+      '--name',
+      'Clash',
+      '--credit-limit',
+      '1',
+      '--id',
+      keyId,
+    ]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(`${keyId} is already a key id; choose another --id for the integrator`);
+    const list = JSON.parse((await cli('integrators-cli.ts', ['list'])).stdout) as Array<{ id: string }>;
+    expect(list.map((row) => row.id)).not.toContain(keyId);
+  });
+
+  it('lists no overpayments on a fresh store', async () => {
+    const listed = await cli('invoices-cli.ts', ['--overpayments']);
+    expect(listed.stderr).toBe('');
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+
   it('issues invoices for a closed month idempotently (no usage, no invoice)', async () => {
     const first = await cli('invoices-cli.ts', ['--month', '2026-01']);
     expect(first.stderr).toBe('');

@@ -112,7 +112,15 @@ describe('integrators with the server running', { timeout: 240_000 }, () => {
     });
     expect(own.status).toBe(200);
     const body = await own.json();
-    expect(body.payment).toEqual({ status: 'open', tx: null, paid_at: null });
+    expect(body.payment).toEqual({
+      status: 'open',
+      tx: null,
+      paid_at: null,
+      pay_url: expect.stringMatching(/\/v1\/invoices\/inv-202601-inva\/pay\?token=[0-9a-f]{32}$/),
+      overpayments: [],
+    });
+    // The pay link is the one inside the signed invoice.
+    expect(body.payment.pay_url).toBe(body.invoice.pay_url);
     expect(body.invoice.total).toEqual({ atomic: '10000000', usd: '10' });
     const jwks = await (await appFetch(spot.service, '/.well-known/jwks.json')).json();
     expect(await verifyReceipt(body.invoice, jwks)).toMatchObject({ ok: true });

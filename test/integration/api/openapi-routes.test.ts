@@ -62,6 +62,8 @@ let doc: { paths: Record<string, Record<string, { security?: unknown[] }>> };
 let checker: ReturnType<typeof openApiChecker>;
 let key = '';
 let invoiceId = '';
+/** The query of the invoice's pay link (its token): without it or the key, the pay route is the one 404. */
+let payQuery = '';
 let receiptId = '';
 beforeAll(async () => {
   spot = await startTestService({}, { prober: fakeProber() }, { listen: false });
@@ -74,6 +76,10 @@ beforeAll(async () => {
   await recordHostedCalls(hosted, 'docs', month, 1001);
   await hosted.apply(JSON.stringify({ op: 'invoices', month }));
   invoiceId = `inv-${month.replace('-', '')}-docs`;
+  const invoice = await appFetch(spot.service, `/v1/invoices/${invoiceId}`, {
+    headers: { 'x-service-key': key },
+  });
+  payQuery = new URL(((await invoice.json()) as { payment: { pay_url: string } }).payment.pay_url).search;
   const checked = await appFetch(
     spot.service,
     `/v1/products/endpoint-spot-check?url=${encodeURIComponent('https://seller-0.example/api/item-0')}`,
@@ -90,10 +96,11 @@ async function requestEach(): Promise<Array<{ method: string; template: string; 
   const answers: Array<{ method: string; template: string; res: Response }> = [];
   for (const [template, methods] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
-      const path = template
-        .replace('{receipt_id}', receiptId)
-        .replace('{id}', invoiceId)
-        .replace('{host}', 'seller-0.example');
+      const path =
+        template
+          .replace('{receipt_id}', receiptId)
+          .replace('{id}', invoiceId)
+          .replace('{host}', 'seller-0.example') + (template.endsWith('/pay') ? payQuery : '');
       const keyed =
         (operation.security ?? []).length > 0 && !JSON.stringify(operation.security).includes('{}');
       const headers: Record<string, string> = keyed ? { authorization: `Bearer ${key}` } : {};

@@ -257,7 +257,10 @@ describe('hosted answers match their schemas', () => {
     await checker.check('get', '/v1/invoices/{id}.pdf', pdf);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
 
-    const pay = `/v1/invoices/${id}/pay`;
+    const link = new URL(
+      ((await invoice.clone().json()) as { payment: { pay_url: string } }).payment.pay_url,
+    );
+    const pay = `${link.pathname}${link.search}`;
     const unpaid = await get(pay, ip);
     await checker.check('get', '/v1/invoices/{id}/pay', unpaid);
     const required = decodePaymentRequiredHeader(unpaid.headers.get('payment-required') ?? '');

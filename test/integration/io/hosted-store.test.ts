@@ -119,6 +119,22 @@ describe('integrator operations', () => {
     await expect(op({ op: 'state', target: 'nobody', state: 'revoked', at: AT })).rejects.toThrow(/no key/);
   });
 
+  it('refuses an integrator id that is a key id, and a key id that is an integrator id', async () => {
+    await op({ op: 'create', id: 'acme', name: 'Acme', credit_limit_atomic: '0', at: AT });
+    await op({ op: 'create', id: 'zzzzzzzzzzzz', name: 'Twelve', credit_limit_atomic: '0', at: AT });
+    const issue = (key_id: string) =>
+      op({ op: 'issue', integrator: 'acme', key_id, secret_hash: hashSecret(key_id), label: 'l', at: AT });
+    await issue('aaaaaaaaaaaa');
+    await expect(
+      op({ op: 'create', id: 'aaaaaaaaaaaa', name: 'Clash', credit_limit_atomic: '0', at: AT }),
+    ).rejects.toThrow('aaaaaaaaaaaa is already a key id; choose another --id for the integrator');
+    await expect(issue('zzzzzzzzzzzz')).rejects.toThrow(
+      'key id zzzzzzzzzzzz is an integrator id; nothing was issued, run keys:issue again',
+    );
+    expect((await store.integrators()).map((row) => row.id)).toEqual(['acme', 'zzzzzzzzzzzz']);
+    expect((await store.keys()).map((row) => row.id)).toEqual(['aaaaaaaaaaaa']);
+  });
+
   it('refuses malformed operations with the field named', () => {
     expect(() => parseOp({ op: 'create', id: 'A B', name: 'x', credit_limit_atomic: '1', at: AT })).toThrow(
       /id/,
@@ -170,6 +186,66 @@ describe('hosted usage through the journal', () => {
 });
 
 describe('invoices', () => {
+  const issue = async (month: string, now: string) => {
+    const keys = await loadSigningKeys({ dir: join(dir, 'keys') });
+    return issueInvoices({
+      store,
+      tail,
+      month,
+      now: new Date(now),
+      signer: keys.signer,
+      dir: join(dir, 'invoices'),
+      payTo: WALLET,
+      baseUrl: 'https://spotcheck.example',
+      random: (n) => crypto.getRandomValues(new Uint8Array(n)),
+    });
+  };
+  const body = async (id: string) => (await store.invoice(id))?.body as Record<string, unknown> | undefined;
+
+  it('bills uses of a month journaled after its invoices ran on the next invoice, once', async () => {
+    await op({ op: 'create', id: 'acme', name: 'Acme Router', credit_limit_atomic: '0', at: AT });
+    await use('acme', '2026-04', 1002);
+    expect(await issue('2026-04', '2026-05-01T00:00:05Z')).toEqual([
+      { id: 'inv-202604-acme', integrator: 'acme', total_atomic: '40000', created: true },
+    ]);
+    // Reserved in April, journaled after April's run: three for acme, one for an integrator April never billed.
+    await use('acme', '2026-04', 3);
+    await use('late', '2026-04', 1);
+
+    const may = await issue('2026-05', '2026-06-01T00:00:05Z');
+    expect(may).toEqual([
+      { id: 'inv-202605-acme', integrator: 'acme', total_atomic: '60000', created: true },
+      { id: 'inv-202605-late', integrator: 'late', total_atomic: '0', created: true },
+    ]);
+    expect(await body('inv-202605-acme')).toMatchObject({
+      calls: 0,
+      earlier_months: [{ month: '2026-04', calls: 3, amount_atomic: '60000', amount_usd: '0.06' }],
+      total: { atomic: '60000' },
+    });
+    expect((await body('inv-202605-late'))?.earlier_months).toEqual([
+      { month: '2026-04', calls: 1, amount_atomic: '0', amount_usd: '0' },
+    ]);
+    // Billed once: a rerun of April keeps acme's invoice and gives `late` none (May billed its April use), a rerun
+    // of May keeps May's, and June bills only what came after.
+    expect(await issue('2026-04', '2026-06-02T00:00:00Z')).toEqual([
+      { id: 'inv-202604-acme', integrator: 'acme', total_atomic: '40000', created: false },
+    ]);
+    expect((await issue('2026-05', '2026-06-02T00:00:00Z')).map((item) => item.created)).toEqual([
+      false,
+      false,
+    ]);
+    await use('acme', '2026-04', 1);
+    await use('acme', '2026-06', 2);
+    expect(await issue('2026-06', '2026-07-01T00:00:05Z')).toEqual([
+      { id: 'inv-202606-acme', integrator: 'acme', total_atomic: '20000', created: true },
+    ]);
+    expect(await body('inv-202606-acme')).toMatchObject({
+      calls: 2,
+      earlier_months: [{ month: '2026-04', calls: 1, amount_atomic: '20000' }],
+    });
+    expect(await store.invoiceRuns()).toEqual(['2026-04', '2026-05', '2026-06']);
+  });
+
   it('issues a signed JSON invoice and a reproducible PDF per integrator, once', async () => {
     await op({ op: 'create', id: 'acme', name: 'Acme Router', credit_limit_atomic: '0', at: AT });
     await use('acme', '2026-04', 2003, 'eu:a');
@@ -186,6 +262,7 @@ describe('invoices', () => {
         dir: join(dir, 'invoices'),
         payTo: WALLET,
         baseUrl: 'https://spotcheck.example',
+        random: (n) => crypto.getRandomValues(new Uint8Array(n)),
       });
     await expect(run('2026-04-30T23:59:59Z')).rejects.toThrow(/has not ended/);
     const first = await run('2026-05-03T00:00:00Z');

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { atomicToUsdText, usdToAtomic } from '../../../core/amount.ts';
 import { amountDue, bandCounts, bandOf, isMonth, monthBounds, utcMonth } from '../../../core/hosted.ts';
 import { createHostedMeter } from '../../../core/hosted-meter.ts';
-import { buildInvoice, invoiceId, isInvoiceId } from '../../../core/invoice.ts';
+import {
+  buildInvoice,
+  invoiceId,
+  isInvoiceId,
+  isPayToken,
+  newPayToken,
+  payUrl,
+} from '../../../core/invoice.ts';
 
 describe('hosted bands (design.md: 1-1,000 free_allowance, 1,001-2,000 standard 20000, from 2,001 volume 10000)', () => {
   it.each([
@@ -114,6 +121,8 @@ describe('hosted meter', () => {
   });
 });
 
+const TOKEN = '0123456789abcdef0123456789abcdef';
+
 describe('invoices', () => {
   it('has lines per band and a total in USDC on Base', () => {
     const invoice = buildInvoice({
@@ -123,6 +132,7 @@ describe('invoices', () => {
       endUsers: 7,
       payTo: '0x1111111111111111111111111111111111111111',
       baseUrl: 'https://spotcheck.example/',
+      payToken: TOKEN,
     });
     expect(invoice.id).toBe('inv-202604-acme');
     expect(isInvoiceId(invoice.id)).toBe(true);
@@ -148,8 +158,43 @@ describe('invoices', () => {
       network: 'eip155:8453',
       asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
       issued_at: '2026-05-01T00:00:00.000Z',
-      pay_url: 'https://spotcheck.example/v1/invoices/inv-202604-acme/pay',
+      pay_url: `https://spotcheck.example/v1/invoices/inv-202604-acme/pay?token=${TOKEN}`,
+      earlier_months: [],
     });
+  });
+
+  it('bills late uses of earlier months at the bands of their own month, in the total', () => {
+    const invoice = buildInvoice({
+      integrator: { id: 'acme', name: 'Acme Router' },
+      month: '2026-05',
+      calls: 0,
+      endUsers: 0,
+      payTo: '0x1111111111111111111111111111111111111111',
+      baseUrl: 'https://spotcheck.example',
+      payToken: TOKEN,
+      // April billed 999 calls; 3 more arrived late: one free, two at USD 0.02. March billed 2,000; one more at 0.01.
+      earlier: [
+        { month: '2026-03', calls: 1, billedBefore: 2000 },
+        { month: '2026-04', calls: 3, billedBefore: 999 },
+      ],
+    });
+    expect(invoice.earlier_months).toEqual([
+      { month: '2026-03', calls: 1, amount_atomic: '10000', amount_usd: '0.01' },
+      { month: '2026-04', calls: 3, amount_atomic: '40000', amount_usd: '0.04' },
+    ]);
+    expect(invoice.total).toEqual({ atomic: '50000', usd: '0.05' });
+    expect(invoice.calls).toBe(0);
+  });
+
+  it('draws pay tokens of 128 bits as hex, and knows one', () => {
+    const token = newPayToken((n) => new Uint8Array(n).fill(0xab));
+    expect(token).toBe('ab'.repeat(16));
+    expect(isPayToken(token)).toBe(true);
+    for (const bad of ['', 'AB'.repeat(16), 'ab'.repeat(15), `${'ab'.repeat(16)}\n`, null])
+      expect(isPayToken(bad)).toBe(false);
+    expect(payUrl('https://s.example/', 'inv-202604-acme', token)).toBe(
+      `https://s.example/v1/invoices/inv-202604-acme/pay?token=${token}`,
+    );
   });
 
   it('refuses ids that could leave the invoices folder', () => {
