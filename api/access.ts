@@ -7,8 +7,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { clientNetworks } from '../core/client-address.ts';
 import type { QuotaKey, QuotaPort, Reservation, ReserveResult } from '../core/quota.ts';
+import { readCredential } from './credentials.ts';
 import { apiError } from './errors.ts';
-import { type Hosted, type HostedCaller, presentedKey } from './hosted.ts';
+import type { Hosted, HostedCaller } from './hosted.ts';
 import { clientAddress, type Identity, type ProxyTrust } from './identity.ts';
 
 export type ExemptKey = { name: string; secret: string };
@@ -35,8 +36,9 @@ export type FreeGrant = {
 
 /**
  * Who is asking (issue 9 item 1): the one decision every route and MCP tool starts from.
- * - A presented key (`x-service-key`, else `Authorization: Bearer`): an exempt key, else an active integrator key
- *   where the route takes them (`hosted`), else a 401; a key never falls back to a free answer (spec §5.5).
+ * - A presented key (`x-service-key` or `Authorization: Bearer`, read strictly by `api/credentials.ts`): an exempt
+ *   key, else an active integrator key where the route takes them (`hosted`), else a 401; a key never falls back to
+ *   a free answer (spec §5.5), nor does a malformed `Authorization` or a live key sent in another header.
  * - A dry run (`mode=dry-run`) is free: a payment sent with it is never taken.
  * - A payment header (`paid`), else the free tier.
  */
@@ -54,23 +56,47 @@ export function resolveAsker(
   hosted: Hosted | null,
   route: { hosted: boolean; dryRun: boolean },
 ): Asker {
-  const presented = presentedKey(event);
-  if (presented !== null) {
-    const exempt = matchExemptKey(presented, gate.exemptKeys);
-    if (exempt) return { tier: 'exempt', key: exempt };
-    const result = hosted?.authenticate(presented) ?? null;
-    if (result?.ok && route.hosted) return { tier: 'hosted', caller: result.caller };
-    if (result?.ok) {
-      throw apiError(
-        401,
-        'bad_key',
-        'Integrator keys are taken by the check and payment status; this route needs no key.',
-      );
-    }
-    throw apiError(401, 'bad_key', result?.message ?? 'The service key is not valid.');
-  }
+  const keyed = presentedAsker(event.req.headers, gate, hosted, route.hosted);
+  if (keyed !== null) return keyed;
   if (route.dryRun) return { tier: 'dry-run' };
   return hasPayment(event) ? { tier: 'paid' } : { tier: 'free' };
+}
+
+/**
+ * The asker a request's key makes (exempt, or hosted where `hostedRoute`), null when it presents no key; throws a
+ * 401 `bad_key` for a malformed presentation or a key that is neither exempt nor an active integrator key. MCP
+ * reads the `/mcp` request's key with it once, for every tool call of that request (`api/mcp/route.ts`).
+ */
+export function presentedAsker(
+  headers: Headers,
+  gate: Pick<Gate, 'exemptKeys'>,
+  hosted: Hosted | null,
+  hostedRoute: boolean,
+): Extract<Asker, { tier: 'exempt' | 'hosted' }> | null {
+  const credential = readCredential(headers);
+  if (credential.kind === 'none') return null;
+  if (credential.kind === 'malformed') throw apiError(401, 'bad_key', credential.message);
+  const exempt = matchExemptKey(credential.key, gate.exemptKeys);
+  if (exempt) return { tier: 'exempt', key: exempt };
+  const result = hosted?.authenticate(credential.key) ?? null;
+  if (result?.ok && hostedRoute) return { tier: 'hosted', caller: result.caller };
+  if (result?.ok) {
+    throw apiError(
+      401,
+      'bad_key',
+      'Integrator keys are taken by the check and payment status; this route needs no key.',
+    );
+  }
+  throw apiError(401, 'bad_key', result?.message ?? 'The service key is not valid.');
+}
+
+/**
+ * Marks an answer made for one caller as never to be cached (`no-store`): it shows the caller's count of the day, a
+ * fresh probe or the chain's state now. A hosted caller's answer is `private, no-store`, as a paid one is
+ * (`api/x402/_responses.ts`). The 402s and errors are `no-store` already.
+ */
+export function noStore(event: H3Event, asker: Asker): void {
+  event.res.headers.set('cache-control', asker.tier === 'hosted' ? 'private, no-store' : 'no-store');
 }
 
 function matchExemptKey(presented: string, keys: ExemptKey[]): ExemptKey | null {

@@ -24,6 +24,7 @@ import { applyOp, parseOp } from '../io/integrator-ops.ts';
 import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrator-store.ts';
 import { issueInvoices } from '../io/invoices.ts';
 import type { Journal } from '../io/journal.ts';
+import { readCredential } from './credentials.ts';
 import { apiError } from './errors.ts';
 
 /** Who a valid hosted key belongs to. */
@@ -173,21 +174,16 @@ export async function createHosted(parts: {
 /** With a shared store the use is counted when reserved: no journal records to fold or invoice from. */
 const noJournal: JournalTail = async () => {};
 
-/** The key a request presents (`x-service-key`, else `Authorization: Bearer`), null when it presents none. */
-export function presentedKey(event: H3Event): string | null {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(event.req.headers.get('authorization') ?? '')?.[1];
-  return event.req.headers.get('x-service-key') ?? bearer ?? null;
-}
-
 /** The hosted caller of a request that must present a valid integrator key; 401 otherwise (spec §5.5). */
 export function requireHostedCaller(
   event: H3Event,
   hosted: Hosted | null,
 ): { hosted: Hosted; caller: HostedCaller } {
-  const presented = presentedKey(event);
-  if (presented === null)
+  const credential = readCredential(event.req.headers);
+  if (credential.kind === 'none')
     throw apiError(401, 'missing_key', 'Send the integrator key as Authorization: Bearer.');
-  const result = hosted?.authenticate(presented) ?? null;
+  if (credential.kind === 'malformed') throw apiError(401, 'bad_key', credential.message);
+  const result = hosted?.authenticate(credential.key) ?? null;
   if (hosted === null || result === null) throw apiError(401, 'bad_key', 'The service key is not valid.');
   if (!result.ok) throw apiError(401, 'bad_key', result.message);
   return { hosted, caller: result.caller };

@@ -74,7 +74,8 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
           type: 'http',
           scheme: 'bearer',
           description:
-            'A hosted-mode integrator key (sck_live_<id>_<secret>) or an exempt key, as a bearer token.',
+            'A hosted-mode integrator key (sck_live_<id>_<secret>) or an exempt key, as a bearer token: exactly ' +
+            '`Bearer <key>` (the scheme in any case, one space, nothing after); any other Authorization is a 401 bad_key.',
         },
         serviceKey: {
           type: 'apiKey',

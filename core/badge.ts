@@ -92,6 +92,34 @@ export function latestPublicCheck(
   return best;
 }
 
+/**
+ * What {@link latestPublicCheck} answers for every path of `host` among `receipts`, worked out in one pass and keyed
+ * by {@link badgePathKey}: a badge server reads a host's receipts once and answers any `?path=` from the map, so a
+ * path nobody checked costs a map lookup, not a read of the store.
+ * @example latestPublicChecksByPath(receipts, 'api.example').get(badgePathKey('/weather/'))?.verdict // 'pay'
+ */
+export function latestPublicChecksByPath(
+  receipts: readonly CheckReceiptLike[],
+  host: string,
+): Map<string, BadgeCheck> {
+  const byPath = new Map<string, BadgeCheck>();
+  for (const receipt of receipts) {
+    if (!isPublicState(receipt) || typeof receipt.url !== 'string') continue;
+    const where = hostAndPath(receipt.url);
+    if (where === null || where.host !== host) continue;
+    const check = badgeCheckOf(receipt);
+    const best = byPath.get(where.path);
+    if (check !== null && (best === undefined || check.issued_at > best.issued_at))
+      byPath.set(where.path, check);
+  }
+  return byPath;
+}
+
+/** The key of `?path=` in {@link latestPublicChecksByPath}: the path as {@link latestPublicCheck} compares it. */
+export function badgePathKey(path: string): string {
+  return trimSlashes(path);
+}
+
 /** The badge fields of one receipt; null when it has no verdict or time. */
 export function badgeCheckOf(receipt: CheckReceiptLike): BadgeCheck | null {
   const { verdict, issued_at: issuedAt } = receipt;

@@ -1,22 +1,48 @@
 /**
  * The server's inbox: how other processes hand data to the only process that may write the database (DuckDB is
- * single-writer, stack-notes Gotcha 5). A producer writes `<inbox>/<name>.tmp`, renames it to `<name>.json`
- * (atomic), and the server ingests it and moves it to `done/` (or `failed/` with a `.error` note).
+ * single-writer, stack-notes Gotcha 5). A producer creates `<inbox>/<name>-<random>.tmp` exclusively, links it to `<name>-<random>.json`
+ * (atomic, never replacing a file), and the server ingests it and moves it to `done/` (or `failed/` with a
+ * `.error` note).
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { link, mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 
 export type InboxHandler = (name: string, content: string) => Promise<string>;
 
-/** Publishes a file into the inbox atomically; returns its final path. */
+/**
+ * Publishes a file into the inbox atomically, under `<name>-<random>` so that two producers naming their files
+ * alike (two operator commands in the same millisecond) never share one: the temporary file is created exclusively
+ * and the final name is taken with `link`, which fails rather than replace a file already there. Returns the final
+ * path; its base name, without `.json`, is what the server's answer is filed under.
+ */
 export async function publishToInbox(inbox: string, name: string, content: string): Promise<string> {
   await mkdir(inbox, { recursive: true });
-  const tmp = join(inbox, `${name}.tmp`);
-  const final = join(inbox, `${name}.json`);
-  await writeFile(tmp, content);
-  await rename(tmp, final);
-  return final;
+  for (;;) {
+    const unique = `${name}-${randomBytes(6).toString('hex')}`;
+    const tmp = join(inbox, `${unique}.tmp`);
+    const final = join(inbox, `${unique}.json`);
+    try {
+      await writeFile(tmp, content, { flag: 'wx' });
+    } catch (error) {
+      if (isExists(error)) continue;
+      throw error;
+    }
+    try {
+      await link(tmp, final);
+    } catch (error) {
+      await unlink(tmp);
+      if (isExists(error)) continue;
+      throw error;
+    }
+    await unlink(tmp);
+    return final;
+  }
+}
+
+function isExists(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'EEXIST';
 }
 
 /** What became of a file handed over: the server's note, its refusal, or still waiting when the wait ran out. */
@@ -33,8 +59,9 @@ export async function handOver(
   timeoutMs = 15_000,
 ): Promise<HandOver> {
   const path = await publishToInbox(inbox, name, content);
-  const done = join(inbox, 'done', `${name}.json.result`);
-  const failed = join(inbox, 'failed', `${name}.json.error`);
+  const published = basename(path);
+  const done = join(inbox, 'done', `${published}.result`);
+  const failed = join(inbox, 'failed', `${published}.error`);
   for (let waited = 0; waited <= timeoutMs; waited += 100) {
     if (existsSync(done)) return { status: 'done', note: (await readFile(done, 'utf8')).trim() };
     if (existsSync(failed)) return { status: 'failed', note: (await readFile(failed, 'utf8')).trim() };

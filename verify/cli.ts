@@ -7,6 +7,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DuplicateMemberError, parseJsonStrict } from './strict-json.ts';
 import { verifyReceipt } from './verify.ts';
 
 const USAGE = `usage: npm run verify -- <receipt file | directory | URL>... [--jwks <file|URL>] [--base-url <URL>]
@@ -53,6 +54,13 @@ async function main(argv: string[]): Promise<number> {
   for (const item of items) {
     const receipt = await item.load().catch((error: unknown) => new LoadError(error));
     const label = printable(idOf(receipt) ?? item.label);
+    if (receipt instanceof LoadError && receipt.member !== null) {
+      // Valid JSON that names a member twice: parsers disagree on which copy is the receipt.
+      const member = printable(JSON.stringify(receipt.member));
+      process.stdout.write(`FAIL ${label}: duplicate_member ${member} (a receipt names each member once)\n`);
+      failures++;
+      continue;
+    }
     if (receipt instanceof LoadError) {
       process.stdout.write(`FAIL ${label}: unreadable (${receipt.message})\n`);
       failures++;
@@ -116,9 +124,9 @@ async function loadJson(location: string): Promise<unknown> {
       signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
     });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return JSON.parse(await response.text());
+    return parseJsonStrict(await response.text());
   }
-  return JSON.parse(await readFile(location, 'utf8'));
+  return parseJsonStrict(await readFile(location, 'utf8'));
 }
 
 function idOf(value: unknown): string | null {
@@ -138,8 +146,11 @@ function printable(text: string): string {
 
 class LoadError {
   readonly message: string;
+  /** The repeated member name when the text was valid JSON naming one twice; else null. */
+  readonly member: string | null;
   constructor(cause: unknown) {
     this.message = cause instanceof Error ? cause.message : String(cause);
+    this.member = cause instanceof DuplicateMemberError ? cause.member : null;
   }
 }
 

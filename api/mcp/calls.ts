@@ -13,6 +13,7 @@ import {
   type Fetch,
   jsonResult,
   type RouteCall,
+  routeErrorResult,
   toolError,
   toolResultOf,
 } from './dispatch.ts';
@@ -24,8 +25,29 @@ export type CallContext = { fetch: Fetch; origin: string; caller: Caller };
 const CHECK = '/v1/products/endpoint-spot-check';
 const PAYMENT_STATUS = '/v1/products/payment-status';
 
-/** Runs tool `name` with `args`; `payment` is `params._meta["x402/payment"]` when the caller sent one. */
+/**
+ * Runs tool `name` with `args`; `payment` is `params._meta["x402/payment"]` when the caller sent one. A call that
+ * throws (a bug, or a failure inside the service) is logged here and answered as a route's 500 is, with a generic
+ * message and the code `internal_error`: the exception's text never reaches the caller, and the MCP server never
+ * turns it into a JSON-RPC error message.
+ */
 export async function callTool(
+  context: CallContext,
+  name: string,
+  args: Record<string, unknown>,
+  payment: unknown,
+): Promise<CallToolResult> {
+  try {
+    return await runTool(context, name, args, payment);
+  } catch (error) {
+    console.error(`[spotcheck] [mcp] tool ${JSON.stringify(name).slice(0, 80)} failed`, error);
+    return routeErrorResult(500, {
+      error: { code: 'internal_error', message: 'Something went wrong on our side; nothing was charged.' },
+    });
+  }
+}
+
+async function runTool(
   context: CallContext,
   name: string,
   args: Record<string, unknown>,

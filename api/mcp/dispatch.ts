@@ -16,6 +16,7 @@ import {
 } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
 import { SERVICE_KEY_PREFIX } from '../../core/service-key.ts';
+import { bearerToken } from '../credentials.ts';
 import { withClientAddress } from '../identity.ts';
 
 /** The MCP metadata keys of the x402 tool-result binding. */
@@ -80,7 +81,7 @@ export function callRoute(
 /** An integrator key (`sck_live_…`, in either header) or the end-user tag, which only hosted routes take. */
 function isIntegratorHeader(name: (typeof CARRIED)[number], value: string): boolean {
   if (name === 'x-service-end-user') return true;
-  const key = name === 'authorization' ? (/^Bearer\s+(\S+)$/i.exec(value)?.[1] ?? '') : value;
+  const key = name === 'authorization' ? (bearerToken(value) ?? '') : value;
   return key.startsWith(SERVICE_KEY_PREFIX);
 }
 
@@ -94,8 +95,10 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
     const value = response.headers.get(name);
     if (value !== null) meta[`spotcheck/${name}`] = value;
   }
-  const withMeta = (result: CallToolResult): CallToolResult =>
-    Object.keys(meta).length > 0 ? { ...result, _meta: meta } : result;
+  const withMeta = (result: CallToolResult): CallToolResult => {
+    const merged = { ...result._meta, ...meta };
+    return Object.keys(merged).length > 0 ? { ...result, _meta: merged } : result;
+  };
 
   const body = await readJson(response);
   if (response.status === 402) {
@@ -108,9 +111,19 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
     return withMeta(jsonResult(required, true));
   }
   if (response.ok) return withMeta(jsonResult(body, false));
-  // Errors carry the route's error body as text only: the tool's output schema describes answers, not errors.
-  meta['spotcheck/http-status'] = response.status;
-  return withMeta({ isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] });
+  return withMeta(routeErrorResult(response.status, body));
+}
+
+/**
+ * A route's error as a tool result: the error body as text only (the tool's output schema describes answers, not
+ * errors), with its status in `_meta["spotcheck/http-status"]`.
+ */
+export function routeErrorResult(status: number, body: unknown): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    _meta: { 'spotcheck/http-status': status },
+  };
 }
 
 /** A tool result whose structured content is `value` and whose first text block is the same JSON. */
@@ -166,11 +179,15 @@ function decodeOrNull<T>(decode: (value: string) => T, value: string): T | null 
   }
 }
 
+/** The route's JSON answer; an answer that is not JSON is logged and reported without its text (it may be a trace). */
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
   try {
     return JSON.parse(text);
   } catch {
-    return { error: { code: 'bad_answer', message: text.slice(0, 200) } };
+    console.error(
+      `[spotcheck] [mcp] a route answered ${response.status} without JSON: ${text.slice(0, 200)}`,
+    );
+    return { error: { code: 'bad_answer', message: 'The service gave an answer that is not JSON.' } };
   }
 }

@@ -7,15 +7,18 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { H3, H3Event } from 'h3';
+import { type H3, type H3Event, HTTPError } from 'h3';
+import { presentedAsker } from '../access.ts';
 import { MAX_BODY_BYTES } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
 import { errorResponse } from '../errors.ts';
 import { clientAddress } from '../identity.ts';
 import { type CallContext, callTool } from './calls.ts';
-import { X402_META } from './dispatch.ts';
+import { routeErrorResult, X402_META } from './dispatch.ts';
+import { sendFixedRpcErrors } from './rpc-errors.ts';
 import { TOOLS } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
@@ -45,6 +48,9 @@ export function mcpRoutes(app: H3, deps: AppDeps, apiVersion: string): void {
 }
 
 async function handle(app: H3, deps: AppDeps, apiVersion: string, event: H3Event): Promise<Response> {
+  // The key of the `/mcp` request is read once, as the routes read it: one that is malformed or not usable makes
+  // every tool call of the request a 401, so no tool answers for free to a caller whose key is refused.
+  const refused = keyRefusal(event.req.headers, deps);
   const context: CallContext = {
     fetch: (request) => app.fetch(request),
     origin: deps.baseUrl,
@@ -55,19 +61,23 @@ async function handle(app: H3, deps: AppDeps, apiVersion: string, event: H3Event
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
-    callTool(
-      context,
-      request.params.name,
-      request.params.arguments ?? {},
-      request.params._meta?.[X402_META.payment],
-    ),
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    (request) =>
+      refused ??
+      callTool(
+        context,
+        request.params.name,
+        request.params.arguments ?? {},
+        request.params._meta?.[X402_META.payment],
+      ),
   );
   // No session id generator: stateless, every request stands alone.
   const transport = new WebStandardStreamableHTTPServerTransport({
     enableJsonResponse: true,
     maxRequestBodySize: MAX_BODY_BYTES,
   });
+  sendFixedRpcErrors(transport);
   await server.connect(transport);
   try {
     const response = await transport.handleRequest(event.req);
@@ -76,5 +86,17 @@ async function handle(app: H3, deps: AppDeps, apiVersion: string, event: H3Event
     return response;
   } finally {
     await server.close();
+  }
+}
+
+/** The tool result every call gets when the request's key is refused (a 401, as the route gives it); else null. */
+function keyRefusal(headers: Headers, deps: AppDeps): CallToolResult | null {
+  try {
+    presentedAsker(headers, deps.gate, deps.hosted, true);
+    return null;
+  } catch (error) {
+    if (!(error instanceof HTTPError)) throw error;
+    const code = (error.data as { code?: unknown } | undefined)?.code;
+    return routeErrorResult(error.status, { error: { code: String(code), message: error.message } });
   }
 }

@@ -8,9 +8,11 @@
 import type { H3 } from 'h3';
 import {
   type BadgeCheck,
+  badgePathKey,
   badgeState,
   isBadgeHost,
   latestPublicCheck,
+  latestPublicChecksByPath,
   shieldsEndpoint,
 } from '../../core/badge.ts';
 import type { BadgeRenderer } from '../../io/badge-image.ts';
@@ -28,6 +30,8 @@ const STALE_MS = 60_000;
 /** The newest receipts of a host read first for its badge (the newest with a verdict is the answer). */
 const NEWEST_CHECKS = 8;
 const LOOKUPS_KEPT = 10_000;
+/** What the path maps of hosts may hold, in characters (about 16 MiB): hundreds of hosts with 500 paths each. */
+const PATH_CHARS_KEPT = 8_000_000;
 
 export type BadgeDeps = { store: Store; badges: BadgeRenderer; now: () => Date; siteDir: string };
 
@@ -66,46 +70,97 @@ export function badgeRoutes(app: H3, deps: BadgeDeps): void {
  * The latest public check of a host (or path), remembered for {@link LOOKUP_TTL_MS}: badges are hot links. Past
  * that, for up to {@link STALE_MS} more, the remembered check answers while one lookup refreshes it, so a hot badge
  * never waits for the store; the state is still worked out per request from the check's time, so the 72 h rule
- * holds to the second. A host's newest few receipts are read first, the wider window only for an exact path.
+ * holds to the second. A host badge reads the host's newest few receipts first. A path badge reads the host's wider
+ * window once, into the latest check of each of its paths, remembered per host: every `?path=` of the host is then
+ * a map lookup, so a caller naming a new path on each request costs what a host badge costs, and cannot push the
+ * hot badges out of memory.
  */
 function createLatestCheckLookup(
   deps: BadgeDeps,
 ): (host: string, path: string | null) => Promise<BadgeCheck | null> {
-  type Memo = { at: number; check: Promise<BadgeCheck | null>; refreshing: boolean };
-  const memo = new Map<string, Memo>();
-  const lookup = async (host: string, path: string | null) => {
-    if (path === null) {
+  const hosts = createMemo(
+    deps.now,
+    LOOKUPS_KEPT,
+    () => 1,
+    async (host: string) => {
       const newest = latestPublicCheck(await deps.store.publicChecksByHost(host, NEWEST_CHECKS), host, null);
-      if (newest !== null) return newest;
-    }
-    return latestPublicCheck(await deps.store.publicChecksByHost(host, RECENT_CHECKS), host, path);
+      return (
+        newest ?? latestPublicCheck(await deps.store.publicChecksByHost(host, RECENT_CHECKS), host, null)
+      );
+    },
+  );
+  const paths = createMemo(deps.now, PATH_CHARS_KEPT, pathChars, async (host: string) =>
+    latestPublicChecksByPath(await deps.store.publicChecksByHost(host, RECENT_CHECKS), host),
+  );
+  return async (host, path) =>
+    path === null ? hosts(host) : ((await paths(host)).get(badgePathKey(path)) ?? null);
+}
+
+/** What a host's path map weighs in memory, in characters (each entry's path plus its check, about 100). */
+function pathChars(byPath: Map<string, BadgeCheck>): number {
+  let chars = 1;
+  for (const path of byPath.keys()) chars += path.length + 100;
+  return chars;
+}
+
+/**
+ * `load(host)` remembered per host with the lookup's TTL and stale window (see {@link createLatestCheckLookup}); the
+ * memo is emptied when what it holds would weigh more than `budget`.
+ */
+function createMemo<T>(
+  now: () => Date,
+  budget: number,
+  weigh: (value: T) => number,
+  load: (host: string) => Promise<T>,
+): (host: string) => Promise<T> {
+  type Memo = { at: number; value: Promise<T>; refreshing: boolean; weight: number };
+  const memo = new Map<string, Memo>();
+  let held = 0;
+  const forget = (key: string, entry: Memo) => {
+    if (memo.get(key) !== entry) return;
+    memo.delete(key);
+    held -= entry.weight;
   };
-  const remember = (key: string, at: number, check: Promise<BadgeCheck | null>) => {
-    if (memo.size >= LOOKUPS_KEPT && !memo.has(key)) memo.clear();
-    memo.set(key, { at, check, refreshing: false });
-    check.catch(() => memo.delete(key));
+  const remember = (key: string, at: number, value: Promise<T>) => {
+    const previous = memo.get(key);
+    if (previous !== undefined) forget(key, previous);
+    const entry: Memo = { at, value, refreshing: false, weight: 0 };
+    memo.set(key, entry);
+    value.then(
+      (loaded) => {
+        if (memo.get(key) !== entry) return;
+        entry.weight = weigh(loaded);
+        held += entry.weight;
+        if (held > budget) {
+          memo.clear();
+          held = 0;
+          memo.set(key, entry);
+          held = entry.weight;
+        }
+      },
+      () => forget(key, entry),
+    );
   };
-  return (host, path) => {
-    const key = `${host} ${path ?? ''}`;
-    const now = deps.now().getTime();
+  return (key) => {
+    const at = now().getTime();
     const hit = memo.get(key);
-    const age = hit === undefined ? Number.POSITIVE_INFINITY : now - hit.at;
-    if (hit !== undefined && age >= 0 && age < LOOKUP_TTL_MS) return hit.check;
+    const age = hit === undefined ? Number.POSITIVE_INFINITY : at - hit.at;
+    if (hit !== undefined && age >= 0 && age < LOOKUP_TTL_MS) return hit.value;
     if (hit !== undefined && age >= 0 && age < LOOKUP_TTL_MS + STALE_MS) {
       if (!hit.refreshing) {
         hit.refreshing = true;
-        const fresh = lookup(host, path);
+        const fresh = load(key);
         fresh.then(
-          () => remember(key, now, fresh),
+          () => remember(key, at, fresh),
           () => {
             hit.refreshing = false;
           },
         );
       }
-      return hit.check;
+      return hit.value;
     }
-    const check = lookup(host, path);
-    remember(key, now, check);
-    return check;
+    const value = load(key);
+    remember(key, at, value);
+    return value;
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
-import { answerFree, resolveAsker, takeDryRun, takeFree } from '../access.ts';
+import { answerFree, noStore, resolveAsker, takeDryRun, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import { type CheckAccess, draftCheck, runCheck } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
@@ -29,6 +29,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
   const dryRun = parsed.ok && parsed.value.mode === 'dry-run';
   const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: true, dryRun });
   if (asker.tier === 'paid') return sellCheck(event, deps, parsed);
+  noStore(event, asker);
 
   const params = validated(parsed);
   if (asker.tier === 'exempt') {

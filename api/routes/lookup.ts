@@ -7,7 +7,7 @@ import type { H3, H3Event } from 'h3';
 import { rankServices } from '../../core/catalog.ts';
 import { LIMITS } from '../../core/limits.ts';
 import { type LookupParams, parseLookupParams } from '../../core/lookup-params.ts';
-import { answerFree, type FreeGrant, resolveAsker, takeFree } from '../access.ts';
+import { answerFree, type FreeGrant, noStore, resolveAsker, takeFree } from '../access.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { queryOf } from '../query.ts';
@@ -25,6 +25,7 @@ async function free(event: H3Event, deps: AppDeps) {
   await deps.paidCalls?.refresh();
   const asker = resolveAsker(event, deps.gate, deps.hosted, { hosted: false, dryRun: false });
   if (asker.tier === 'paid') return paid(event, deps, false);
+  noStore(event, asker);
   // Spec §7: a 400 is never metered, so parameters are checked before any quota is taken.
   const params = validated(event, deps, false);
   if (asker.tier === 'exempt') {
@@ -45,7 +46,7 @@ async function free(event: H3Event, deps: AppDeps) {
       `Free lookups for today are used up (${LIMITS.freeLookupsPerDay} per UTC day); a lookup costs USD 0.02 at /v1/lookup/paid.`,
     );
   }
-  return freeAnswer(event, deps, params, grant);
+  return freeAnswer(deps, params, grant);
 }
 
 function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
@@ -64,13 +65,11 @@ function paid(event: H3Event, deps: AppDeps, requireReference: boolean) {
   });
 }
 
-async function freeAnswer(event: H3Event, deps: AppDeps, params: LookupParams, grant: FreeGrant) {
+async function freeAnswer(deps: AppDeps, params: LookupParams, grant: FreeGrant) {
   return answerFree(grant, async () => {
     const body = await answer(deps, params);
     await journalQuotaUse(deps.ledger, grant.record);
     await recordAttribution(deps, params, 'free');
-    // The answer shows today's count, so no cache may keep it.
-    event.res.headers.set('cache-control', 'no-store');
     return body;
   });
 }

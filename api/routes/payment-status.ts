@@ -10,7 +10,7 @@
 import type { H3, H3Event } from 'h3';
 import { LIMITS } from '../../core/limits.ts';
 import { isBareRequest, type PaymentStatusQuery, parsePaymentStatusInput } from '../../core/payment-input.ts';
-import { answerFree, resolveAsker, takeFree } from '../access.ts';
+import { answerFree, noStore, resolveAsker, takeFree } from '../access.ts';
 import { readJsonObject } from '../body.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
@@ -44,7 +44,7 @@ async function handle(event: H3Event, deps: AppDeps, raw: Record<string, unknown
     );
   }
   const query = validated(raw);
-  noStore(event);
+  noStore(event, asker);
   if (asker.tier === 'exempt')
     return { ...(await answer(deps, query, { tier: 'exempt', attached: null })), access: { tier: 'exempt' } };
   if (asker.tier === 'hosted' && deps.hosted) {
@@ -123,9 +123,4 @@ function validated(raw: Record<string, unknown>): PaymentStatusQuery {
   const parsed = parsePaymentStatusInput(raw);
   if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
   return parsed.value;
-}
-
-/** Payment status changes as blocks arrive: an answer must never be served from a cache. */
-function noStore(event: H3Event): void {
-  event.res.headers.set('cache-control', 'no-store');
 }

@@ -102,8 +102,12 @@ export async function paidResponse(
     });
   }
   for (const [name, value] of Object.entries(headers)) out.headers.set(name, value);
-  // A paid answer is one buyer's receipt; shared caches must not keep it (x402-notes §2.1).
-  out.headers.set('Cache-Control', withPrivateCacheControl(out.headers.get('Cache-Control')));
+  // A paid answer is one buyer's receipt; shared caches must not keep it (x402-notes §2.1), and no cache at all
+  // unless the handler says otherwise: like every answer made for one caller (`noStore` in `api/access.ts`).
+  out.headers.set(
+    'Cache-Control',
+    withPrivateCacheControl(out.headers.get('Cache-Control') ?? 'private, no-store'),
+  );
   out.headers.set('Access-Control-Expose-Headers', EXPOSE);
   return out;
 }

@@ -131,6 +131,40 @@ describe('npm run verify (verify/cli.ts)', () => {
     expect(run.code).toBe(1);
   });
 
+  it('refuses a receipt file that names a member twice, whichever copy the signature covers', async () => {
+    // JSON.parse keeps the last copy, so the signature verifies while a reader (or another parser) that takes the
+    // first copy sees `skip`: one file, two receipts. Nested objects and escaped names count too.
+    const dir = join(work, 'duplicates');
+    await mkdir(dir, { recursive: true });
+    const [id = ''] = ids;
+    const text = await readFile(join(receiptsDir, `${id}.json`), 'utf8');
+    const files = {
+      'a-top.json': text.replace(/^\{/, '{\n  "verdict": "skip",'),
+      'b-escaped.json': text.replace(/^\{/, '{\n  "verdic\\u0074": "skip",'),
+      'c-nested.json': text.replace(/^\{/, '{\n  "extra": { "a": 1, "b": [{ "a": 1 }], "a": 2 },'),
+    };
+    for (const [name, content] of Object.entries(files)) {
+      expect(content).not.toBe(text);
+      await writeFile(join(dir, name), content);
+    }
+    const jwks = join(work, 'jwks-dup.json');
+    await writeFile(jwks, (await readFile(jwksPath, 'utf8')).replace(/^\{/, '{"keys":[],'));
+    const run = await verifyCli(dir, '--jwks', jwksPath);
+    expect(run.stdout).toBe(
+      [
+        `FAIL ${join(dir, 'a-top.json')}: duplicate_member "verdict" (a receipt names each member once)`,
+        `FAIL ${join(dir, 'b-escaped.json')}: duplicate_member "verdict" (a receipt names each member once)`,
+        `FAIL ${join(dir, 'c-nested.json')}: duplicate_member "a" (a receipt names each member once)`,
+        '',
+      ].join('\n'),
+    );
+    expect(run.code).toBe(1);
+    // The keys document too: the one the verifier reads must be the one everyone reads.
+    const keys = await verifyCli(join(receiptsDir, `${id}.json`), '--jwks', jwks);
+    expect(keys.stdout).toMatch(/^FAIL .*: keys unavailable from .*duplicate member "keys"/);
+    expect(keys.code).toBe(1);
+  });
+
   it('accepts the golden receipt with the RFC 8037 key', async () => {
     const jwks = join(work, 'rfc8037-jwks.json');
     await writeFile(jwks, JSON.stringify(RFC8037_JWKS));

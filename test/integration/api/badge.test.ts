@@ -48,6 +48,30 @@ describe('live badges', () => {
     expect((await res.json()).message).toBe('not verified');
   });
 
+  it('answers any number of unique ?path= values of a host from one read of the store', async () => {
+    // Each unique path used to read and scan the host's 500 newest receipts: 30 times the CPU of a host badge,
+    // unauthenticated. The host's paths are read once, per lookup period, and every path is answered from them.
+    t.service.deps.store.indexReceipts([
+      checkRow('sc-10', 'https://many.example/listed', 'pay', ago(HOUR)),
+      checkRow('sc-11', 'https://many.example/other', 'skip', ago(HOUR)),
+    ]);
+    const reads = vi.spyOn(t.service.deps.store, 'publicChecksByHost');
+    try {
+      for (let i = 0; i < 50; i++) {
+        const res = await get(`/badge/many.example.svg?path=/unique/${i}`);
+        expect(res.headers.get('x-badge-state')).toBe('not_verified');
+      }
+      expect((await get('/badge/many.example.svg?path=/listed')).headers.get('x-badge-state')).toBe('pay');
+      expect((await get('/badge/many.example.svg?path=/listed/')).headers.get('x-badge-state')).toBe('pay');
+      expect((await get('/badge/many.example.svg?path=/other')).headers.get('x-badge-state')).toBe(
+        'not_verified',
+      );
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it('renders a PNG', async () => {
     const res = await get('/badge/fresh.example.png');
     expect(res.headers.get('content-type')).toBe('image/png');

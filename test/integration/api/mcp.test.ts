@@ -203,6 +203,31 @@ describe('metering (the route is the meter)', () => {
 });
 
 describe('transport', () => {
+  it('answers a JSON-RPC error with a fixed text per code, never an exception of the service or its SDK', async () => {
+    const rpc = async (body: unknown) => {
+      const res = await fetch(`${spot.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+      return (await res.text()).trim();
+    };
+    // A tools/call whose params the SDK's schema refuses: it used to answer -32603 with the schema library's
+    // exception text (a JSON list of issues and paths).
+    const refused = JSON.parse(
+      await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 5 } }),
+    ) as { error: { code: number; message: string; data?: { code: string } } };
+    expect(refused.error).toEqual({
+      code: -32603,
+      message: 'Internal error',
+      data: { code: 'internal_error' },
+    });
+    const unknown = JSON.parse(await rpc({ jsonrpc: '2.0', id: 2, method: 'resources/list' })) as {
+      error: { code: number; message: string };
+    };
+    expect(unknown.error).toMatchObject({ code: -32601, message: 'Method not found' });
+  });
+
   it('answers GET and DELETE with 405 (stateless: no event stream, no session)', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await fetch(`${spot.url}/mcp`, { method, headers: { accept: 'text/event-stream' } });
@@ -220,7 +245,10 @@ describe('transport', () => {
       });
     const broken = await post('{not json');
     expect(broken.status).toBe(400);
-    expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const text = await broken.text();
+    expect((JSON.parse(text) as { error: { code: number } }).error.code).toBe(-32700);
+    // The parser's exception text stays in the service (the SDK would send it as `data`).
+    expect(text).not.toMatch(/SyntaxError|position|data/);
     expect((await post(`"${'a'.repeat(70_000)}"`)).status).toBe(413);
   });
 });

@@ -6,7 +6,8 @@
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { getRequestIP, H3 } from 'h3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { callTool } from '../../../api/mcp/calls.ts';
 import { callRoute, toolResultOf } from '../../../api/mcp/dispatch.ts';
 
 const REQUIRED: PaymentRequired = {
@@ -141,5 +142,51 @@ describe('callRoute', () => {
       bearer: 'Bearer exempt-secret',
       endUser: null,
     });
+  });
+});
+
+describe('internal errors', () => {
+  const SECRET = 'connect ECONNREFUSED 10.0.0.5:5432 password=hunter2 at /srv/spotcheck/io/store.ts:42';
+  const generic = {
+    error: { code: 'internal_error', message: 'Something went wrong on our side; nothing was charged.' },
+  };
+
+  it('a tool whose call throws answers a generic error with a stable code, and logs the exception', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const context = {
+        fetch: () => Promise.reject(new Error(SECRET)),
+        origin: 'https://spotcheck.test',
+        caller: { address: '198.51.100.79', headers: new Headers() },
+      };
+      for (const [name, args] of [
+        ['check_endpoint', { url: 'https://seller.example/x' }],
+        ['lookup', {}],
+        ['get_receipt', { id: 'sc-aaaaaaaaaaaaaaaaaaaaaaaaaa' }],
+      ] as const) {
+        const result = await callTool(context, name, args, undefined);
+        expect(result.isError, name).toBe(true);
+        expect(JSON.parse((result.content[0] as { text: string }).text), name).toEqual(generic);
+        expect(result._meta?.['spotcheck/http-status'], name).toBe(500);
+        expect(JSON.stringify(result), name).not.toMatch(/hunter2|ECONNREFUSED|store\.ts/);
+      }
+      expect(String(log.mock.calls.flat().join(' '))).toMatch(/ECONNREFUSED/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  it('a route answer that is not JSON is reported without its text', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const result = await toolResultOf(new Response(`TypeError: ${SECRET}`, { status: 500 }));
+      expect(result.isError).toBe(true);
+      expect(result._meta?.['spotcheck/http-status']).toBe(500);
+      const text = (result.content[0] as { text: string }).text;
+      expect(JSON.parse(text).error.code).toBe('bad_answer');
+      expect(text).not.toMatch(/hunter2|ECONNREFUSED|TypeError/);
+    } finally {
+      log.mockRestore();
+    }
   });
 });

@@ -181,12 +181,15 @@ describe('paid flow', () => {
     });
     const receipt = decodePaymentResponseHeader(response.headers.get('PAYMENT-RESPONSE') ?? '');
     expect(receipt).toMatchObject({ success: true, transaction: TX, network: BASE });
-    expect(response.headers.get('Cache-Control')).toContain('private');
+    // One buyer's answer: no shared cache keeps it, and no private one either (like every per-caller answer).
+    expect(response.headers.get('Cache-Control')).toBe('private, no-store');
     expect(handler).toHaveBeenCalledWith({
       payer: BUYER.address,
       network: BASE,
       amountAtomic: '20000',
       x402Version: 2,
+      // The authorization's own expiry: what a handler holds for the payment need not outlive it.
+      validBefore: expect.any(Number),
     });
     expect(facilitator.verify.mock.calls[0]?.[1]).toMatchObject({ amount: '20000', payTo: PAY_TO });
   });
@@ -317,6 +320,44 @@ describe('paid flow', () => {
 });
 
 describe('settlement failures', () => {
+  it.each([
+    [
+      'refused before broadcast',
+      async () =>
+        ({
+          success: false,
+          errorReason: 'insufficient_funds',
+          transaction: '',
+          network: BASE,
+        }) as SettleResponse,
+      1,
+    ],
+    [
+      'pending',
+      async () =>
+        ({
+          success: false,
+          errorReason: 'settlement_pending',
+          transaction: TX,
+          network: BASE,
+        }) as SettleResponse,
+      0,
+    ],
+    ['of unknown outcome', async () => Promise.reject(new Error('timed out')), 0],
+    [
+      'landed',
+      async () => ({ success: true, transaction: TX, network: BASE, payer: BUYER.address }) as SettleResponse,
+      0,
+    ],
+  ])('calls the answer’s release only when the settlement was %s', async (_n, settle, releases) => {
+    const seller = sellerWith(fakeFacilitator({ settle }));
+    const release = vi.fn(async () => {});
+    await seller.sell(request({ 'PAYMENT-SIGNATURE': await signedHeader(seller) }), OFFER, async () =>
+      paidJson(() => ({}), { release }),
+    );
+    expect(release).toHaveBeenCalledTimes(releases);
+  });
+
   it.each([
     [
       'failed',

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   BADGE_FRESH_MS,
+  badgePathKey,
   badgeState,
   isBadgeHost,
   latestPublicCheck,
+  latestPublicChecksByPath,
   shieldsEndpoint,
 } from '../../../core/badge.ts';
 
@@ -109,6 +111,41 @@ describe('latestPublicCheck', () => {
     const receipts = [receipt('http://a.example:8080/x', 'pay', ago(HOUR))];
     expect(latestPublicCheck(receipts, 'a.example', null)).toBeNull();
     expect(latestPublicCheck(receipts, 'a.example:8080', null)?.verdict).toBe('pay');
+  });
+});
+
+describe('latestPublicChecksByPath', () => {
+  const receipt = (url: string, verdict: string, issued: string, extra: Record<string, unknown> = {}) => ({
+    type: 'check',
+    mode: 'live',
+    expected_source: 'listing',
+    url,
+    verdict,
+    issued_at: issued,
+    history: { stable_for_days: 2 },
+    ...extra,
+  });
+
+  it('answers every path exactly as latestPublicCheck does, from one pass', () => {
+    const receipts = [
+      receipt('https://a.example/x/', 'skip', ago(3 * HOUR)),
+      receipt('https://a.example/x', 'pay', ago(2 * HOUR)),
+      receipt('https://a.example/y?q=1', 'pay', ago(HOUR)),
+      receipt('https://a.example/y', 'skip', ago(60_000), { mode: 'dry-run' }),
+      receipt('https://a.example/z', 'skip', ago(60_000), { expected_source: 'request' }),
+      receipt('https://a.example:8080/x', 'skip', ago(30_000)),
+      receipt('https://b.example/x', 'skip', ago(30_000)),
+      receipt('https://a.example/', 'pay', ago(10_000)),
+      receipt('not a url', 'pay', ago(10_000)),
+    ];
+    const byPath = latestPublicChecksByPath(receipts, 'a.example');
+    for (const path of ['/', '/x', '/x/', '/x//', '/y', '/y/', '/z', '/nobody', '/X']) {
+      expect(byPath.get(badgePathKey(path)) ?? null, path).toEqual(
+        latestPublicCheck(receipts, 'a.example', path),
+      );
+    }
+    expect(byPath.get(badgePathKey('/x'))?.verdict).toBe('pay');
+    expect([...byPath.keys()].sort()).toEqual(['', '/x', '/y']);
   });
 });
 
