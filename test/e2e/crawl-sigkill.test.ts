@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readPointer, runPaths } from '../../io/crawl-runs.ts';
 import { BASE, BASE_USDC, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
 import { base64Json, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
@@ -74,16 +74,20 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function crawl(args: string[]): ChildProcess {
+/** The crawl's environment: vitest sets BASE_URL to '/' (Vite's); the crawl's is the service's public origin. */
+function crawlEnv(data: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATA_DIR: data,
+    PROBE_ALLOW_CIDRS: '127.0.0.0/8',
+    BASE_URL: 'http://127.0.0.1:8402',
+  };
+}
+
+function crawl(args: string[], data = join(dir, 'data')): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'crawl/main.ts'), ...args], {
     cwd: ROOT,
-    // vitest sets BASE_URL to '/' (Vite's); the crawl's BASE_URL is the service's public origin.
-    env: {
-      ...process.env,
-      DATA_DIR: join(dir, 'data'),
-      PROBE_ALLOW_CIDRS: '127.0.0.0/8',
-      BASE_URL: 'http://127.0.0.1:8402',
-    },
+    env: crawlEnv(data),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -168,4 +172,77 @@ describe('npm run crawl, SIGKILL, then --resume', () => {
     const index = (await readFile(join(runDir, 'receipts.ndjson'), 'utf8')).trim().split('\n');
     expect(index).toHaveLength(receipts.length);
   });
+
+  it.skipIf(!existsSync('/proc/self/stat'))(
+    'takes the lock over for --resume right after the kill, while the killed crawl is still a zombie',
+    { timeout: 120_000 },
+    async () => {
+      const data = join(dir, 'zombie-data');
+      const file = join(dir, 'zombie-listings.json');
+      await writeFile(
+        file,
+        JSON.stringify(
+          hosts.flatMap((host, h) =>
+            Array.from({ length: 6 }, (_, i) => ({
+              url: `${host.origin}/z/${i}`,
+              source: `z-${h}`,
+              price_usd: 0.01,
+            })),
+          ),
+        ),
+      );
+      let release = () => {};
+      held = new Promise((done) => {
+        release = done;
+      });
+      // `sh` starts the crawl and becomes `sleep`, which never reaps a child: once killed, the crawl stays a zombie
+      // (its pid still answers signal 0) until the wrapper ends, as under a supervisor that does not wait.
+      const wrapper = spawn(
+        'sh',
+        [
+          '-c',
+          '"$0" --import tsx "$1" --source "$2" & echo $!; exec sleep 300',
+          process.execPath,
+          join(ROOT, 'crawl/main.ts'),
+          file,
+        ],
+        { cwd: ROOT, env: crawlEnv(data), stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+      try {
+        const pid = Number(
+          await new Promise<string>((done) =>
+            wrapper.stdout.once('data', (chunk) => done(String(chunk).split('\n')[0]!)),
+          ),
+        );
+        const before = requests();
+        await vi.waitFor(() => expect(requests()).toBeGreaterThanOrEqual(before + 3), {
+          timeout: 60_000,
+          interval: 20,
+        });
+        process.kill(pid, 'SIGKILL');
+        await vi.waitFor(async () => {
+          const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+          expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
+        });
+        release();
+        const paths = runPaths(data, 'crawl');
+        expect(existsSync(join(paths.root, 'run.lock'))).toBe(true);
+        const resume = crawl(['--resume'], data);
+        let out = '';
+        let err = '';
+        resume.stdout?.on('data', (chunk) => {
+          out += String(chunk);
+        });
+        resume.stderr?.on('data', (chunk) => {
+          err += String(chunk);
+        });
+        expect(await exited(resume), err).toBe(0);
+        expect(out).toMatch(/published run/);
+        expect((await readPointer(paths))?.run_id).toBeDefined();
+      } finally {
+        release();
+        wrapper.kill('SIGKILL');
+      }
+    },
+  );
 });
