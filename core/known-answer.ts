@@ -2,12 +2,16 @@
  * Judging what a paid call delivered (spec §1.4): delivered yes/no and the task's known answer pass/fail, with a
  * stable code saying why not. Pure: the caller reads the body (bounded, `MAX_ANSWER_BYTES`) and passes its text.
  *
- * Delivered means the seller answered 2xx with a body in the form the task asks for: any non-empty text for a regex
- * check, JSON for a pointer check. An empty body, a 4xx/5xx after payment, or text where JSON was asked is "took the
- * money and delivered nothing or garbage" (issue 8), which is what sends a service to `facts_only`.
+ * Delivered means the seller answered 2xx with a JSON body. An empty body, a 4xx/5xx after payment, or text that is
+ * not JSON is "took the money and delivered nothing or garbage", which is what sends a service to `facts_only`.
+ *
+ * Passed means every check of the task holds for the inputs the call sent (`core/answer-checks.ts`), and the answer
+ * passes no other task of the run for the inputs that task would draw from the same seed: an answer built to satisfy
+ * several tasks at once is not an answer to this one.
  */
-import { canonicalJson } from './jcs.ts';
-import type { AnswerCheck, JsonValue } from './tasks.ts';
+import { runCheck } from './answer-checks.ts';
+import { drawInputs, MIN_TABLE_ROWS } from './task-inputs.ts';
+import type { JsonValue, Task } from './tasks.ts';
 
 /** Most answer bytes read and judged; a longer answer is not delivered (`answer_too_large`). */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -21,10 +25,15 @@ export type FailureCode =
   | 'pointer_missing'
   | 'value_differs'
   | 'out_of_range'
-  | 'no_match';
+  | 'no_match'
+  | 'matches_other_input'
+  | 'passes_other_task';
 
 /** What was delivered, as the caller read it. */
 export type DeliveredAnswer = { status: number; text: string; truncated: boolean };
+
+/** One call to judge: its task, the seed its inputs were drawn from, and the run's other tasks. */
+export type KnownAnswerCase = { task: Task; seed: string; others: readonly Task[] };
 
 export type AnswerVerdict = {
   delivered: boolean;
@@ -36,65 +45,54 @@ export type AnswerVerdict = {
   detail: string | null;
 };
 
+/** The rules of judging, in words, for the rules document (`core/rules.ts`). */
+export const KNOWN_ANSWER_RULES: readonly string[] = [
+  'Every paid call carries fresh inputs drawn from a random seed (random text, numbers in a range, or a row of a table); the paid-call receipt records the seed and the inputs, so anyone can draw them again.',
+  'The expected answer is computed by the service from those inputs (a SHA-256, a sum, a conversion, a table row), never stored.',
+  'Delivered: a 2xx answer of at most 1 MiB whose body is JSON. Anything else is not delivered and fails.',
+  'Each check reads one exact field by JSON pointer (RFC 6901) and compares it: equal as JSON, a number within a tolerance or bounds, or a string that a pattern matches from its first character to its last.',
+  'A pattern made from a table row must not also match the pattern of any other row: an answer naming every row passes none.',
+  `A task whose checks depend on no input (a bound on one side only does not count) is refused; one whose checks depend only on a table needs at least ${MIN_TABLE_ROWS} rows, so a constant answer passes at most the calls that draw its row.`,
+  'An answer that also passes another task of the run, for the inputs that task draws from the same seed, fails (passes_other_task): one body cannot answer several tasks.',
+  'The calls of a run are paid from a wallet derived for that run alone and funded from the configured payer, so a seller cannot recognize the service’s payments by a wallet it saw before.',
+];
+
 /**
- * Judges one delivered answer against a task's check.
- * @example judgeAnswer({ pointer: '/rate', equals: 1.09 }, { status: 200, text: '{"rate":1.09}', truncated: false })
+ * Judges one delivered answer to a call of `known.task`.
+ * @example judgeAnswer({ task, seed, others: [] }, { status: 200, text: '{"sha256":"…"}', truncated: false })
  *   // { delivered: true, known_answer: 'pass', why: null, detail: null }
  */
-export function judgeAnswer(check: AnswerCheck, answer: DeliveredAnswer): AnswerVerdict {
+export function judgeAnswer(known: KnownAnswerCase, answer: DeliveredAnswer): AnswerVerdict {
   if (answer.status < 200 || answer.status > 299)
     return undelivered('bad_status', `the paid request was answered ${answer.status}`);
   if (answer.truncated)
     return undelivered('answer_too_large', `the answer is longer than ${MAX_ANSWER_BYTES} bytes`);
   if (answer.text.trim() === '') return undelivered('empty_body', 'the answer is empty');
-  if ('regex' in check) {
-    const matched = new RegExp(check.regex, check.flags ?? '').test(answer.text);
-    return matched ? pass() : fail('no_match', 'the answer does not match the known answer');
-  }
   const document = parseJson(answer.text);
   if (!document.ok) return undelivered('not_json', 'the task asks for JSON and the answer is not JSON');
-  const found = resolvePointer(document.value, check.pointer);
-  if (!found.ok) return fail('pointer_missing', `the answer has no value at ${check.pointer}`);
-  if ('equals' in check) {
-    return sameJson(found.value, check.equals)
-      ? pass()
-      : fail('value_differs', `the value at ${check.pointer} differs from the known answer`);
-  }
-  const x = found.value;
-  const inRange =
-    typeof x === 'number' &&
-    (check.min === undefined || x >= check.min) &&
-    (check.max === undefined || x <= check.max);
-  return inRange
-    ? pass()
-    : fail('out_of_range', `the value at ${check.pointer} is not a number within the known range`);
-}
-
-/**
- * RFC 6901: the value at `pointer` in `document`; own members only, array indexes in canonical decimal form.
- * @example resolvePointer({ a: [{ 'b/c': 1 }] }, '/a/0/b~1c') // { ok: true, value: 1 }
- */
-export function resolvePointer(
-  document: JsonValue,
-  pointer: string,
-): { ok: true; value: JsonValue } | { ok: false } {
-  if (pointer === '') return { ok: true, value: document };
-  let at: JsonValue = document;
-  for (const raw of pointer.slice(1).split('/')) {
-    const token = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    if (Array.isArray(at)) {
-      if (!/^(0|[1-9]\d{0,8})$/.test(token)) return { ok: false };
-      const next: JsonValue | undefined = at[Number(token)];
-      if (next === undefined) return { ok: false };
-      at = next;
-    } else if (at !== null && typeof at === 'object') {
-      if (!Object.hasOwn(at, token)) return { ok: false };
-      at = at[token] as JsonValue;
-    } else {
-      return { ok: false };
+  const failed = failureOf(known.task, known.seed, document.value);
+  if (failed !== null) return { delivered: true, known_answer: 'fail', ...failed };
+  for (const other of known.others) {
+    if (other.name === known.task.name) continue;
+    if (failureOf(other, known.seed, document.value) === null) {
+      const detail = `the answer also passes task ${other.name}, so it answers no task in particular`;
+      return { delivered: true, known_answer: 'fail', why: 'passes_other_task', detail };
     }
   }
-  return { ok: true, value: at };
+  return { delivered: true, known_answer: 'pass', why: null, detail: null };
+}
+
+function failureOf(
+  task: Task,
+  seed: string,
+  document: JsonValue,
+): { why: FailureCode; detail: string } | null {
+  const values = drawInputs(task.name, task.inputs, seed);
+  for (const check of task.answer) {
+    const failed = runCheck(check, document, task.inputs, values);
+    if (failed !== null) return failed;
+  }
+  return null;
 }
 
 function parseJson(text: string): { ok: true; value: JsonValue } | { ok: false } {
@@ -104,24 +102,6 @@ function parseJson(text: string): { ok: true; value: JsonValue } | { ok: false }
     // Syntax errors, and a RangeError for nesting too deep for the parser: garbage either way.
     return { ok: false };
   }
-}
-
-/** Equal as JSON values: same canonical (RFC 8785) text, so key order and number spelling do not matter. */
-function sameJson(a: JsonValue, b: JsonValue): boolean {
-  try {
-    return canonicalJson(a) === canonicalJson(b);
-  } catch {
-    // A lone surrogate or a value nested beyond the stack in the seller's answer: not the known answer.
-    return false;
-  }
-}
-
-function pass(): AnswerVerdict {
-  return { delivered: true, known_answer: 'pass', why: null, detail: null };
-}
-
-function fail(why: FailureCode, detail: string): AnswerVerdict {
-  return { delivered: true, known_answer: 'fail', why, detail };
 }
 
 function undelivered(why: FailureCode, detail: string): AnswerVerdict {

@@ -7,9 +7,9 @@
 import { atomicToUsd, isAtomic } from './amount.ts';
 import { type PaidCallRecord, paidCallRecord } from './catalog.ts';
 import { receiptUrlOf } from './check-answer.ts';
-import { type AnswerVerdict, judgeAnswer } from './known-answer.ts';
+import { type AnswerVerdict, judgeAnswer, type KnownAnswerCase } from './known-answer.ts';
 import { canonicalUsdc } from './networks.ts';
-import type { AnswerCheck } from './tasks.ts';
+import type { CallRequest } from './tasks.ts';
 
 /** The paid terms (the check's approved payment). */
 export type PaidTerms = { network: string; asset: string; amount_atomic: string; pay_to: string };
@@ -20,12 +20,12 @@ export type PaidCallInput = {
   now: Date;
   baseUrl: string;
   runId: string;
-  task: string;
-  answerCheck: AnswerCheck;
-  /** The candidate as listed in the task file, and the URL actually requested (with the task's query). */
+  /** The task, the seed of the call's inputs, and the run's other tasks (judged against too). */
+  known: KnownAnswerCase;
+  /** The candidate as listed in the task file. */
   candidate: string;
-  url: string;
-  method: 'GET' | 'POST';
+  /** What was sent: the inputs drawn from the seed, the URL (with the task's query) and a POST's body. */
+  request: CallRequest;
   checkReceiptId: string;
   terms: PaidTerms;
   payer: string;
@@ -46,7 +46,7 @@ export type PaidCallAssembly = {
 
 /**
  * Assembles one paid call: judges the answer, then builds the receipt and the lookup record from the same facts.
- * @example assemblePaidCall({ id, now, baseUrl, runId, task: 'fx-rate', … }).record.known_answer // 'pass'
+ * @example assemblePaidCall({ id, now, baseUrl, runId, known: { task, seed, others }, … }).record.known_answer // 'pass'
  */
 export function assemblePaidCall(input: PaidCallInput): PaidCallAssembly {
   const judged = judge(input);
@@ -63,10 +63,14 @@ export function assemblePaidCall(input: PaidCallInput): PaidCallAssembly {
     origin: 'known-answers',
     run_id: input.runId,
     issued_at: issuedAt,
-    task: input.task,
+    task: input.known.task.name,
     endpoint: input.candidate,
-    url: input.url,
-    method: input.method,
+    url: input.request.url,
+    method: input.request.method,
+    // What makes the call's expected answer reproducible: the seed draws `inputs` (and every other task's).
+    seed: input.known.seed,
+    inputs: input.request.inputs,
+    ...(input.request.body === undefined ? {} : { body: input.request.body }),
     check_receipt_id: input.checkReceiptId,
     price: {
       network: input.terms.network,
@@ -86,7 +90,7 @@ export function assemblePaidCall(input: PaidCallInput): PaidCallAssembly {
   };
   const record = paidCallRecord({
     endpoint_url: input.candidate,
-    task: input.task,
+    task: input.known.task.name,
     called_at: issuedAt,
     price_atomic: input.terms.amount_atomic,
     network: input.terms.network,
@@ -112,7 +116,7 @@ function judge(input: PaidCallInput): Judged {
     const detail = `no answer to the paid request${input.error ? `: ${input.error}` : ''}`;
     return { delivered: false, known_answer: null, why: 'no_answer', detail };
   }
-  return judgeAnswer(input.answerCheck, {
+  return judgeAnswer(input.known, {
     status: input.status,
     text: input.text,
     truncated: input.truncated,

@@ -9,7 +9,9 @@ import { atomicToUsdText } from './amount.ts';
 import { CONFIDENCE_RULES } from './confidence.ts';
 import { FREE_TRIAL_HEADERS, FREE_TRIAL_RULES } from './free-trial.ts';
 import { HOSTED } from './hosted.ts';
+import { KNOWN_ANSWER_RULES } from './known-answer.ts';
 import { LIMITS } from './limits.ts';
+import { LISTING_DISPUTE_RULE } from './listing-dispute.ts';
 import { supportedNetworks } from './networks.ts';
 import { PUBLIC_STATE_RULE } from './public-state.ts';
 import { QUALITY_CODES, REASONS, type Reason, reasonText, type Verdict } from './reasons.ts';
@@ -154,6 +156,8 @@ export function rulesDocument() {
     dedupe: DEDUPE_RULE,
     crawl_method: CRAWL_METHOD,
     public_state: PUBLIC_STATE_RULE,
+    listing_disputes: LISTING_DISPUTE_RULE,
+    known_answers: KNOWN_ANSWER_RULES,
   };
 }
 

@@ -6,7 +6,8 @@
 import { assembleCheck } from '../core/check-answer.ts';
 import { assemblePaidCall, type PaidTerms } from '../core/paid-call.ts';
 import { newReceiptId, type Signer, signReceipt } from '../core/receipt.ts';
-import { requestUrl, type Task } from '../core/tasks.ts';
+import { SEED_BYTES } from '../core/task-inputs.ts';
+import { type CallRequest, type Task, taskRequest } from '../core/tasks.ts';
 import type { PaidCall, PayingClient } from '../io/paying-client.ts';
 import type { Prober } from '../io/prober.ts';
 
@@ -19,6 +20,8 @@ export type CandidateDeps = {
   random: (n: number) => Uint8Array;
   baseUrl: string;
   runId: string;
+  /** Every task of the run's file: an answer that also passes one of them fails (`core/known-answer.ts`). */
+  catalog: readonly Task[];
 };
 
 type SignedReceipt = Record<string, unknown> & { id: string };
@@ -41,8 +44,8 @@ export async function checkCandidate(
   task: Task,
   candidate: string,
 ): Promise<CandidateCheck> {
-  const url = requestUrl(candidate, task.request);
-  const method = task.request.method;
+  // Inputs of its own: the unpaid probe shows the seller nothing a paid call will ask.
+  const { url, method } = taskRequest(task, candidate, seedOf(deps));
   const outcome = await deps.prober.probe(url, method);
   const check = assembleCheck({
     outcome,
@@ -83,18 +86,24 @@ export async function payCandidate(
   candidate: string,
   check: CandidateCheck & { terms: PaidTerms },
 ): Promise<PaidCallResult | { refused: string; why: string }> {
-  const url = requestUrl(candidate, task.request);
-  const body = task.request.method === 'POST' ? task.request.body : undefined;
-  const call = await deps.payer.pay({ url, method: task.request.method, body }, check.terms);
+  const seed = seedOf(deps);
+  const request = taskRequest(task, candidate, seed);
+  const { url, method, body } = request;
+  const call = await deps.payer.pay({ url, method, body }, check.terms);
   if (call.kind === 'not_paid') return { refused: call.message, why: call.why };
-  return paidResult(deps, task, candidate, url, check, call);
+  return paidResult(deps, task, candidate, { seed, request }, check, call);
+}
+
+/** A fresh seed for one call's inputs, from the injected randomness. */
+function seedOf(deps: CandidateDeps): string {
+  return [...deps.random(SEED_BYTES)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 function paidResult(
   deps: CandidateDeps,
   task: Task,
   candidate: string,
-  url: string,
+  sent: { seed: string; request: CallRequest },
   check: CandidateCheck,
   call: PaidCall,
 ): PaidCallResult {
@@ -103,11 +112,9 @@ function paidResult(
     now: deps.now(),
     baseUrl: deps.baseUrl,
     runId: deps.runId,
-    task: task.name,
-    answerCheck: task.answer_check,
+    known: { task, seed: sent.seed, others: deps.catalog.filter((other) => other.name !== task.name) },
     candidate,
-    url,
-    method: task.request.method,
+    request: sent.request,
     checkReceiptId: check.receipt.id,
     terms: call.terms,
     payer: call.payer,

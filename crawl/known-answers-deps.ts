@@ -2,21 +2,25 @@
  * The real dependencies of a known-answer run, wired once for the CLI, the demo and the end-to-end tests.
  */
 import { randomBytes } from 'node:crypto';
-import type { LocalAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
 import type { Signer } from '../core/receipt.ts';
 import { parseCidrList } from '../core/ssrf.ts';
 import { runPaths } from '../io/crawl-runs.ts';
-import { createPayingClient } from '../io/paying-client.ts';
 import { createProber } from '../io/prober.ts';
+import { createRunWallets } from '../io/run-wallet.ts';
 import type { KnownAnswerDeps } from './known-answers.ts';
 import type { ProgressOut } from './progress.ts';
 
-/** Builds the dependencies: the SSRF-gated prober (`allowCidrs` for local testing only) and the paying wallet. */
+/**
+ * Builds the dependencies: the SSRF-gated prober (`allowCidrs` for local testing only) and the run wallets derived
+ * from the configured payer's key (`rpcUrl`: the Base JSON-RPC endpoint the funding transfer is sent through).
+ */
 export function knownAnswerDeps(options: {
   dataDir: string;
   baseUrl: string;
   allowCidrs: string;
-  account: LocalAccount;
+  payerKey: Hex;
+  rpcUrl: string | null;
   signer: Signer;
   progressOut: ProgressOut;
   log: (line: string) => void;
@@ -24,7 +28,7 @@ export function knownAnswerDeps(options: {
   return {
     paths: runPaths(options.dataDir, 'known-answers'),
     prober: createProber({ allow: parseCidrList(options.allowCidrs), now: () => new Date() }),
-    payerFor: (budget) => createPayingClient({ account: options.account, budget }),
+    wallets: createRunWallets({ payerKey: options.payerKey, rpcUrl: options.rpcUrl }),
     signer: options.signer,
     now: () => new Date(),
     random: (size) => randomBytes(size),

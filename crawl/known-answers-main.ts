@@ -1,9 +1,10 @@
 /**
- * `npm run known-answers -- --tasks <file> [--task <name>] [--n 3] --budget-usd <usd> [--resume]` (issue 8 item 2):
- * the service's own known-answer calls, paid from the wallet whose key is in `PAYER_KEY_FILE`, published under
- * `DATA_DIR/known-answers/` for the running server to take in. Environment: `DATA_DIR`, `BASE_URL`,
- * `SIGNING_KEY_FILE`, `PROBE_ALLOW_CIDRS` (as the server reads them), `PAYER_KEY_FILE` (required: a file holding one
- * 0x-prefixed 32-byte hex private key).
+ * `npm run known-answers -- --tasks <file> [--task <name>] [--n 3] --budget-usd <usd> [--resume]`: the service's
+ * own known-answer calls, paid from a wallet of the run's own that the wallet whose key is in `PAYER_KEY_FILE`
+ * funds (`io/run-wallet.ts`), published under `DATA_DIR/known-answers/` for the running server to take in.
+ * Environment: `DATA_DIR`, `BASE_URL`, `SIGNING_KEY_FILE`, `PROBE_ALLOW_CIDRS` (as the server reads them),
+ * `PAYER_KEY_FILE` (required: a file holding one 0x-prefixed 32-byte hex private key), `RPC_URLS` (the first is the
+ * Base JSON-RPC endpoint the funding transfer goes through; required for a budget above zero).
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -48,7 +49,11 @@ const budget = createBudget(budgetUsd);
 if (budget === null) fail(`--budget-usd must be a non-negative USD amount, got ${budgetUsd}`);
 
 const env = readEnv(
-  v.object({ ...SHARED_ENV, PAYER_KEY_FILE: v.pipe(v.string(), v.minLength(1)) }),
+  v.object({
+    ...SHARED_ENV,
+    PAYER_KEY_FILE: v.pipe(v.string(), v.minLength(1)),
+    RPC_URLS: v.optional(v.string(), ''),
+  }),
   process.env,
 );
 const shared = sharedConfigOf(env);
@@ -59,6 +64,12 @@ const payerKey = (
 if (!/^0x[0-9a-fA-F]{64}$/.test(payerKey))
   fail(`${payerKeyFile} does not hold a 0x-prefixed 32-byte hex key`);
 const account = privateKeyToAccount(payerKey as `0x${string}`);
+const rpcUrl =
+  env.RPC_URLS.split(',')
+    .map((url) => url.trim())
+    .find((url) => url.length > 0) ?? null;
+if (rpcUrl === null && budget.limit > 0n)
+  fail('RPC_URLS is required: the run wallet is funded on Base through it');
 
 const parsed = parseTasks(
   JSON.parse(await readFile(values.tasks, 'utf8').catch(() => fail(`cannot read ${values.tasks}`))),
@@ -73,22 +84,23 @@ const keys = await loadSigningKeys({
   dir: dataPaths(shared.dataDir).keys,
   ...(shared.signingKeyFile ? { keyFile: shared.signingKeyFile } : {}),
 });
-process.stderr.write(`known-answers: paying from ${account.address}, budget USD ${budgetUsd}\n`);
+process.stderr.write(`known-answers: funded from ${account.address}, budget USD ${budgetUsd}\n`);
 
 const result = await runKnownAnswers(
   knownAnswerDeps({
     dataDir: shared.dataDir,
     baseUrl: shared.baseUrl,
     allowCidrs: shared.probeAllowCidrs,
-    account,
+    payerKey: payerKey as `0x${string}`,
+    rpcUrl,
     signer: keys.signer,
     progressOut: process.stderr,
     log: (line) => process.stderr.write(`known-answers: ${line}\n`),
   }),
-  { tasks, n, budgetUsd, resume: values.resume },
-);
+  { tasks, catalog: parsed.value, n, budgetUsd, resume: values.resume },
+).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error), 1));
 const spent = usdText(result.committed);
 process.stdout.write(
   `published run ${result.runId}: ${result.paid} paid calls, ${result.refused} refused, ` +
-    `USD ${spent} of ${budgetUsd} signed\n`,
+    `USD ${spent} of ${budgetUsd} signed, from ${result.payer}\n`,
 );

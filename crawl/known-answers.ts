@@ -1,8 +1,9 @@
 /**
- * A known-answer run (spec §1.4, issue 8 item 2): for each task, each candidate checked first, then paid up to n
- * times within the budget; every step a signed receipt. Written like a crawl run (docs/data-files.md): its own work
- * folder under `DATA_DIR/known-answers/`, a journal fsynced before each payment is signed and after it, `--resume`
- * that never pays the same call twice, and an atomic publish the running server takes in.
+ * A known-answer run (spec §1.4): for each task, each candidate checked first, then paid up to n times within the
+ * budget; every step a signed receipt. Written like a crawl run (docs/data-files.md): its own work folder under
+ * `DATA_DIR/known-answers/`, a journal fsynced before each payment is signed and after it, `--resume` that never
+ * pays the same call twice, and an atomic publish the running server takes in. The run pays from a wallet of its
+ * own (`io/run-wallet.ts`), funded from the configured payer before the first call.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,8 +12,8 @@ import { type Budget, commitSpend, createBudget, decideSpend } from '../core/bud
 import { parseTasks, type Task } from '../core/tasks.ts';
 import { listRuns, newRunId, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
-import type { PayingClient } from '../io/paying-client.ts';
 import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
+import type { RunWallets, SignedFunding } from '../io/run-wallet.ts';
 import {
   type CandidateCheck,
   type CandidateDeps,
@@ -20,13 +21,15 @@ import {
   type PaidCallResult,
   payCandidate,
 } from './known-answer-candidate.ts';
+import { fundingAtomic, fundRun } from './known-answers-funding.ts';
 import { publishKnownAnswers } from './known-answers-publish.ts';
 import { createProgress, type ProgressOut } from './progress.ts';
 
-export type KnownAnswerDeps = Omit<CandidateDeps, 'runId' | 'payer'> & {
+export type KnownAnswerDeps = Omit<CandidateDeps, 'runId' | 'payer' | 'catalog'> & {
   paths: RunPaths;
-  /** The paying client, created with the budget left (after a resume, less what the journal already signed). */
-  payerFor: (budget: Budget) => PayingClient;
+  /** The run's own wallet: funded for the budget, then paying with the budget left (after a resume, less what the
+   * journal already signed). */
+  wallets: RunWallets;
   monotonic: () => number;
   progressOut: ProgressOut;
   log: (line: string) => void;
@@ -35,6 +38,8 @@ export type KnownAnswerDeps = Omit<CandidateDeps, 'runId' | 'payer'> & {
 export type KnownAnswerOptions = {
   /** Tasks to run (already filtered by `--task`); ignored on resume, which reads the run's own copy. */
   tasks: Task[];
+  /** Every task of the file (default `tasks`): an answer that also passes another of them fails. */
+  catalog?: Task[];
   n: number;
   budgetUsd: string;
   resume: boolean;
@@ -47,9 +52,13 @@ export type KnownAnswerResult = {
   refused: number;
   /** What was signed, in 10^-18 USD (`core/budget.ts`). */
   committed: bigint;
+  /** The run's own paying wallet, and the transaction that funded it (null for a zero budget). */
+  payer: `0x${string}`;
+  fundingTx: string | null;
 };
 
-type PlanFile = { started_at: string; n: number; budget_usd: string; tasks: Task[] };
+/** The run's plan; `others` are the tasks of the file not run, judged against all the same. */
+type PlanFile = { started_at: string; n: number; budget_usd: string; tasks: Task[]; others: Task[] };
 
 /** Runs (or resumes) a known-answer run and publishes it. */
 export async function runKnownAnswers(
@@ -61,7 +70,8 @@ export async function runKnownAnswers(
   const state = replay(await readRunJournal(journalPath));
   const budget = createBudget(plan.budget_usd);
   if (budget === null) throw new Error(`not a USD amount: ${plan.budget_usd}`);
-  const payer = deps.payerFor(commitSpend(budget, state.committed));
+  const address = deps.wallets.address(runId);
+  deps.log(`paying from ${address}, a wallet of run ${runId} only`);
   const total = plan.tasks.reduce((sum, task) => sum + task.candidates.length * plan.n, 0);
   const progress = createProgress({
     label: 'known-answers',
@@ -72,9 +82,17 @@ export async function runKnownAnswers(
     names: { pay: 'pass', skip: 'fail', recheck: 'not paid' },
   });
   const journal = await openRunJournal(journalPath);
-  const candidateDeps: CandidateDeps = { ...deps, runId, payer };
   let refused = 0;
+  let committed = state.committed;
+  let fundingTx: string | null = state.funded;
   try {
+    // Funded before the first payment only: a run that pays nobody moves no money.
+    const funded = async () => {
+      fundingTx ??= await fundRun({ ...deps, journal, runId, state }, fundingAtomic(budget));
+    };
+    const payer = deps.wallets.payer(runId, commitSpend(budget, state.committed));
+    const catalog = [...plan.tasks, ...plan.others];
+    const candidateDeps: CandidateDeps = { ...deps, runId, payer, catalog };
     for (const task of plan.tasks) {
       for (const candidate of task.candidates) {
         const key = `${task.name} ${candidate}`;
@@ -93,6 +111,7 @@ export async function runKnownAnswers(
         for (let i = 0; i < plan.n; i++) {
           const callKey = `${key} ${i}`;
           if (state.started.has(callKey)) continue;
+          await funded();
           // Journaled before anything is signed: after a crash this call is never paid again.
           await journal.append({ t: 'pay', k: callKey, network: terms.network, amount: terms.amount_atomic });
           state.started.add(callKey);
@@ -112,11 +131,11 @@ export async function runKnownAnswers(
         }
       }
     }
+    committed = payer.budget().committed;
   } finally {
     await journal.close();
   }
   progress.finish();
-  const committed = payer.budget().committed;
   const pointer = await publishKnownAnswers({
     paths: deps.paths,
     runId,
@@ -126,9 +145,15 @@ export async function runKnownAnswers(
     tasks: plan.tasks,
     checks: [...state.checks.values()].map((c) => c.receipt),
     paid: [...state.paid.values()],
-    run: { n: plan.n, budget_usd: plan.budget_usd, resumed: options.resume ? 1 : 0 },
+    run: {
+      n: plan.n,
+      budget_usd: plan.budget_usd,
+      resumed: options.resume ? 1 : 0,
+      payer: address,
+      funding_tx: fundingTx,
+    },
   });
-  return { pointer, runId, paid: state.paid.size, refused, committed };
+  return { pointer, runId, paid: state.paid.size, refused, committed, payer: address, fundingTx };
 }
 
 async function startOrResume(deps: KnownAnswerDeps, options: KnownAnswerOptions) {
@@ -139,11 +164,13 @@ async function startOrResume(deps: KnownAnswerDeps, options: KnownAnswerOptions)
     return { runId, plan: await readPlan(join(deps.paths.work, runId, 'plan.json')) };
   }
   const runId = newRunId(deps.now(), deps.random);
+  const run = new Set(options.tasks.map((task) => task.name));
   const plan: PlanFile = {
     started_at: deps.now().toISOString(),
     n: options.n,
     budget_usd: options.budgetUsd,
     tasks: options.tasks,
+    others: (options.catalog ?? []).filter((task) => !run.has(task.name)),
   };
   await mkdir(join(deps.paths.work, runId), { recursive: true });
   await writeFileDurably(join(deps.paths.work, runId, 'plan.json'), JSON.stringify(plan));
@@ -156,18 +183,33 @@ type Replayed = {
   started: Set<string>;
   paid: Map<string, PaidCallResult>;
   committed: bigint;
+  /** The funding signed and journaled, and its transaction once it landed. */
+  funding: SignedFunding | null;
+  funded: string | null;
 };
 
 /** The journal's checks, started and finished calls, and what was signed (refused calls signed nothing). */
 function replay(lines: unknown[]): Replayed {
-  const state: Replayed = { checks: new Map(), started: new Set(), paid: new Map(), committed: 0n };
+  const state: Replayed = {
+    checks: new Map(),
+    started: new Set(),
+    paid: new Map(),
+    committed: 0n,
+    funding: null,
+    funded: null,
+  };
   const intents = new Map<string, { network: string; amount: string }>();
   for (const line of lines) {
-    const r = line as { t?: string; k?: string; check?: CandidateCheck; paid?: PaidCallResult } & Record<
-      string,
-      unknown
-    >;
+    const r = line as {
+      t?: string;
+      k?: string;
+      check?: CandidateCheck;
+      paid?: PaidCallResult;
+      funding?: SignedFunding;
+    } & Record<string, unknown>;
     if (typeof r.k !== 'string') continue;
+    if (r.t === 'fund' && r.funding) state.funding = r.funding;
+    if (r.t === 'funded' && typeof r.tx === 'string') state.funded = r.tx;
     if (r.t === 'check' && r.check) state.checks.set(r.k, r.check);
     if (r.t === 'pay') {
       state.started.add(r.k);
@@ -189,6 +231,7 @@ const PlanSchema = v.object({
   n: v.pipe(v.number(), v.integer(), v.minValue(1)),
   budget_usd: v.string(),
   tasks: v.unknown(),
+  others: v.optional(v.unknown(), []),
 });
 
 async function readPlan(path: string): Promise<PlanFile> {
@@ -196,5 +239,10 @@ async function readPlan(path: string): Promise<PlanFile> {
   if (!parsed.success) throw new Error(`${path} is not a known-answer plan: ${parsed.issues[0].message}`);
   const tasks = parseTasks({ tasks: parsed.output.tasks });
   if (!tasks.ok) throw new Error(`${path}: ${tasks.message}`);
-  return { ...parsed.output, tasks: tasks.value };
+  const others =
+    Array.isArray(parsed.output.others) && parsed.output.others.length > 0
+      ? parseTasks({ tasks: parsed.output.others })
+      : { ok: true as const, value: [] };
+  if (!others.ok) throw new Error(`${path}: others: ${others.message}`);
+  return { ...parsed.output, tasks: tasks.value, others: others.value };
 }

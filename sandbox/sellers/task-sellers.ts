@@ -1,17 +1,20 @@
 /**
- * Sellers for the known-answer calls (issue 8 item 4): per sandbox task, six sellers built with the official SDK
- * (`@x402/hono`) that behave in known ways once paid, each paid into its own wallet so a test can match every
- * wallet's balance on chain against the receipts. The task file naming them is `sandboxTasks(urls)`.
+ * Sellers for the known-answer calls: per sandbox task, seven sellers built with the official SDK (`@x402/hono`)
+ * that behave in known ways once paid, each paid into its own wallet so a test can match every wallet's balance on
+ * chain against the receipts. Each call carries fresh inputs (an amount to convert, a text to hash); the right
+ * sellers compute the answer from them. The task file naming them is `sandboxTasks(urls)`.
  *
- * | behaviour      | price  | once paid                                                                     |
- * | -------------- | ------ | ----------------------------------------------------------------------------- |
- * | `right`        | $0.02  | the known answer                                                              |
- * | `right-cheap`  | $0.01  | the known answer (cheaper among equals ranks first)                           |
- * | `sometimes`    | $0.01  | the known answer, except every 3rd paid call (3, 6, …) a wrong one            |
- * | `wrong`        | $0.01  | a well-formed wrong answer                                                    |
- * | `no-delivery`  | $0.01  | settles, then in turn: 200 empty, 200 HTML garbage, 500 (all after settlement) |
- * | `expensive`    | $0.50  | the known answer, above any sensible `max_price`                              |
+ * | behaviour      | price  | once paid                                                                          |
+ * | -------------- | ------ | ---------------------------------------------------------------------------------- |
+ * | `right`        | $0.02  | the answer computed from the call's inputs                                         |
+ * | `right-cheap`  | $0.01  | the same (cheaper among equals ranks first)                                        |
+ * | `sometimes`    | $0.01  | the right answer, except every 3rd paid call (3, 6, …) a wrong one                 |
+ * | `wrong`        | $0.01  | a well-formed wrong answer computed from the inputs                                |
+ * | `no-delivery`  | $0.01  | settles, then in turn: 200 empty, 200 HTML garbage, 500 (all after settlement)      |
+ * | `expensive`    | $0.50  | the right answer, above any sensible `max_price`                                   |
+ * | `constant`     | $0.03  | one body for every call of every task: the answers to the old fixed requests       |
  */
+import { createHash } from 'node:crypto';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { Context, Hono } from 'hono';
 import type { Task } from '../../core/tasks.ts';
@@ -19,7 +22,16 @@ import { type Address, BASE } from './constants.ts';
 import { buildSdkApp } from './sdk.ts';
 import type { SellerSpec } from './types.ts';
 
-export const BEHAVIOURS = ['right', 'right-cheap', 'sometimes', 'wrong', 'no-delivery', 'expensive'] as const;
+// `constant` comes last so the wallets of the others keep their indexes.
+export const BEHAVIOURS = [
+  'right',
+  'right-cheap',
+  'sometimes',
+  'wrong',
+  'no-delivery',
+  'expensive',
+  'constant',
+] as const;
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
 const PRICES: Record<Behaviour, string> = {
@@ -29,44 +41,81 @@ const PRICES: Record<Behaviour, string> = {
   wrong: '$0.01',
   'no-delivery': '$0.01',
   expensive: '$0.50',
+  constant: '$0.03',
 };
 
-/** A sandbox task: its request and check (as a task file has them) and what a right or wrong seller answers. */
+/** The rate the sandbox's exchange-rate task knows (ECB reference, EUR to USD, 2024-01-02). */
+const EUR_USD_2024_01_02 = 1.0956;
+
+/**
+ * The one body the `constant` sellers answer: it passed both sandbox tasks when their requests were fixed and
+ * their checks searched the whole body (the rate, a converted amount, and the SHA-256 of "abc").
+ */
+export const CONSTANT_BODY = {
+  rate: EUR_USD_2024_01_02,
+  amount: 1000,
+  converted: 1095.6,
+  sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+};
+
+/** A sandbox task: its inputs, request and checks (as a task file has them) and what a right or wrong seller says. */
 type SandboxTask = {
   task: Omit<Task, 'candidates'>;
   path: string;
-  right: () => unknown;
-  wrong: () => unknown;
+  /** The answer computed from the paid request; `wrong` a well-formed wrong one. */
+  answer: (c: Context, wrong: boolean) => Promise<unknown>;
 };
 
 const TASKS: SandboxTask[] = [
   {
     task: {
       name: 'sandbox-fx',
-      title: 'Sandbox exchange rate',
-      description: 'EUR to USD reference rate on 2024-01-02 (sandbox sellers).',
-      request: { method: 'GET', query: { base: 'EUR', quote: 'USD', date: '2024-01-02' } },
-      answer_check: { pointer: '/rate', equals: 1.0956 },
+      title: 'Sandbox currency conversion',
+      description:
+        'Converts `amount` EUR to USD at the reference rate of 2024-01-02; answers JSON {"rate","converted"} (sandbox sellers).',
+      inputs: { amount: { kind: 'decimal', min: 1, max: 10000, places: 2 } },
+      request: {
+        method: 'GET',
+        query: { base: 'EUR', quote: 'USD', date: '2024-01-02', amount: '{amount}' },
+      },
+      answer: [
+        { pointer: '/rate', equals: EUR_USD_2024_01_02 },
+        {
+          pointer: '/converted',
+          near: { product: [{ input: 'amount' }, EUR_USD_2024_01_02] },
+          tolerance: 0.01,
+        },
+      ],
       tags: ['sandbox', 'fx'],
     },
     path: '/fx',
-    right: () => ({ base: 'EUR', quote: 'USD', date: '2024-01-02', rate: 1.0956 }),
-    wrong: () => ({ base: 'EUR', quote: 'USD', date: '2024-01-02', rate: 1.2 }),
+    answer: async (c, wrong) => {
+      const amount = Number(c.req.query('amount'));
+      const rate = wrong ? 1.2 : EUR_USD_2024_01_02;
+      const converted = Math.round(amount * rate * 100) / 100;
+      return { base: 'EUR', quote: 'USD', date: '2024-01-02', amount, rate, converted };
+    },
   },
   {
     task: {
       name: 'sandbox-sha256',
       title: 'Sandbox SHA-256',
-      description: 'Hex SHA-256 of the text "abc" (sandbox sellers, POST).',
-      request: { method: 'POST', body: { text: 'abc' } },
-      answer_check: {
-        regex: '^\\s*\\{"sha256":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"\\}',
-      },
+      description: 'Hex SHA-256 of the UTF-8 `text` posted; answers JSON {"sha256"} (sandbox sellers, POST).',
+      inputs: { text: { kind: 'text', length: 24 } },
+      request: { method: 'POST', body: { text: '{text}' } },
+      answer: [{ pointer: '/sha256', equals: { sha256: { input: 'text' } } }],
       tags: ['sandbox', 'utility'],
     },
     path: '/sha256',
-    right: () => ({ sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' }),
-    wrong: () => ({ sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }),
+    answer: async (c, wrong) => {
+      const body = (await c.req.json().catch(() => ({}))) as { text?: unknown };
+      const text = typeof body.text === 'string' ? body.text : '';
+      return {
+        sha256: createHash('sha256')
+          .update(wrong ? `${text}\n` : text)
+          .digest('hex'),
+      };
+    },
   },
 ];
 
@@ -105,7 +154,7 @@ export async function buildTaskSellers(
 
 /**
  * The task file of the sandbox sellers (the shape of `data/tasks.json`), candidates taken from `urls` by name.
- * @example sandboxTasks(world.state.taskSellers).tasks[0].candidates.length // 6
+ * @example sandboxTasks(world.state.taskSellers).tasks[0].candidates.length // 7
  */
 export function sandboxTasks(urls: Readonly<Record<string, string>>): { tasks: Task[] } {
   return {
@@ -125,11 +174,12 @@ function buildSeller(
   const method = sandbox.task.request.method;
   const route = `${method} ${sandbox.path}`;
   let paidCalls = 0;
-  const answer = (c: Context) => {
+  const answer = async (c: Context) => {
     paidCalls++;
+    if (behaviour === 'constant') return c.json(CONSTANT_BODY);
     if (behaviour === 'wrong' || (behaviour === 'sometimes' && paidCalls % 3 === 0))
-      return c.json(sandbox.wrong());
-    if (behaviour !== 'no-delivery') return c.json(sandbox.right());
+      return c.json(await sandbox.answer(c, true));
+    if (behaviour !== 'no-delivery') return c.json(await sandbox.answer(c, false));
     const turn = paidCalls % 3;
     if (turn === 1) return c.body('', 200);
     if (turn === 2) return c.html('<html><body>thanks for your payment</body></html>', 200);

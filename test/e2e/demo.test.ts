@@ -84,10 +84,14 @@ describe('npm run demo -- --once', () => {
     expect(stdout).toMatch(/service wallet 0\.000000 → 0\.020000 USDC \(\+0\.020000\)/);
     expect(stdout).toMatch(/verified offline with the auditors' verifier \(kid [\w-]+\): ok/);
     expect(stdout).toMatch(/verdict changed to skip: bad_signature/);
-    // Known answers: right-cheap before right (same pass rate, cheaper), then sometimes, then wrong.
+    // Known answers: right-cheap before right (same pass rate, cheaper), then sometimes, then wrong, then the seller
+    // of one constant body; paid from the run's own wallet, not the buyer that funded it.
     expect(stdout).toMatch(
-      /1\. sandbox-fx\/right-cheap[^\n]*\n\s+2\. sandbox-fx\/right [^\n]*\n\s+3\. sandbox-fx\/sometimes[^\n]*\n\s+4\. sandbox-fx\/wrong/,
+      /1\. sandbox-fx\/right-cheap[^\n]*\n\s+2\. sandbox-fx\/right [^\n]*\n\s+3\. sandbox-fx\/sometimes[^\n]*\n\s+4\. sandbox-fx\/wrong[^\n]*\n\s+5\. sandbox-fx\/constant[^\n]*pass 0 /,
     );
+    const paidFrom = /paid from (0x[0-9a-fA-F]{40}) \(funded by (0x[0-9a-fA-F]{40})\)/.exec(stdout);
+    expect(paidFrom?.[1]).toBeDefined();
+    expect(paidFrom?.[1]).not.toBe(paidFrom?.[2]);
     expect(stdout).toMatch(/facts_only: sandbox-fx\/no-delivery/);
 
     // Everything was shut down: the service URL it printed no longer answers.

@@ -236,12 +236,15 @@ describe.skipIf(postgresMissing !== null)('three instances on one PostgreSQL', {
     if (!parsed.ok) throw new Error(parsed.message);
     const task = parsed.value[0]!;
     const keys = await loadSigningKeys({ dir: join(dirs[0]!, 'keys') });
+    // The run's wallet is funded from buyer 2 with a plain transfer, which needs gas (sandbox buyers hold no ETH).
+    await paid.world.chain.testClient.setBalance({ address: paid.buyer(2).address, value: 10n ** 18n });
     const result = await runKnownAnswers(
       knownAnswerDeps({
         dataDir: dirs[0]!,
         baseUrl: instances[0]!.base,
         allowCidrs: '127.0.0.0/8',
-        account: paid.buyer(2),
+        payerKey: paid.world.state.buyerKeys[2] as `0x${string}`,
+        rpcUrl: paid.world.state.rpcUrls[0] ?? null,
         signer: keys.signer,
         progressOut: { write: () => true },
         log: () => {},

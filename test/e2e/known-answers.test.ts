@@ -1,12 +1,14 @@
 /**
- * Known-answer calls end to end (issue 8): the sandbox's task sellers (official SDK, settling on anvil), a run that
- * checks, pays and publishes, the running service taking the run in without a restart, and the lookup ranking the
- * facts. Money is real on the sandbox: balances match the receipts to the atomic unit; the budget holds.
+ * Known-answer calls end to end: the sandbox's task sellers (official SDK, settling on anvil), a run that funds a
+ * wallet of its own from the configured payer, checks, pays with fresh inputs and publishes, the running service
+ * taking the run in without a restart, and the lookup ranking the facts. Money is real on the sandbox: balances
+ * match the funding and the receipts to the atomic unit; the budget holds; each run pays from another wallet.
  */
 import { mkdtempSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBudget } from '../../core/budget.ts';
@@ -24,7 +26,7 @@ let tasks: Task[];
 const quiet = { write: () => true };
 
 beforeAll(async () => {
-  world = await startWorld({ buyers: 2 });
+  world = await startWorld({ buyers: 3 });
   spot = await startTestService(worldEnv(world.state));
   const parsed = parseTasks(world.taskSellers.tasks);
   if (!parsed.ok) throw new Error(parsed.message);
@@ -35,23 +37,48 @@ afterAll(async () => {
   await world?.stop();
 });
 
+/** A run whose configured payer is sandbox buyer `buyer` (given ETH: funding the run's wallet is a transfer). */
 async function run(dataDir: string, buyer: number, budgetUsd: string, n: number, only: Task[] = tasks) {
   const keys = await loadSigningKeys({ dir: join(dataDir, 'keys') });
-  const account = privateKeyToAccount(world.state.buyerKeys[buyer] as `0x${string}`);
+  const payerKey = world.state.buyerKeys[buyer] as `0x${string}`;
+  const account = privateKeyToAccount(payerKey);
+  await world.chain.testClient.setBalance({ address: account.address, value: parseEther('1') });
   const lines: string[] = [];
   const result = await runKnownAnswers(
     knownAnswerDeps({
       dataDir,
       baseUrl: spot.url,
       allowCidrs: '127.0.0.0/8',
-      account,
+      payerKey,
+      rpcUrl: world.state.rpcUrls[0] ?? null,
       signer: keys.signer,
       progressOut: quiet,
       log: (line) => lines.push(line),
     }),
-    { tasks: only, n, budgetUsd, resume: false },
+    { tasks: only, catalog: tasks, n, budgetUsd, resume: false },
   );
   return { result, lines, account };
+}
+
+type PaidRecord = { pay_to: string; price_atomic: string; settlement_tx: string | null };
+
+async function paidRecords(dataDir: string, runId: string): Promise<PaidRecord[]> {
+  const text = await readFile(join(dataDir, 'known-answers', 'runs', runId, 'paid-calls.ndjson'), 'utf8');
+  return text
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as PaidRecord);
+}
+
+/** Checks the run's funding on chain: one transfer of the whole budget from the configured payer to the run wallet. */
+async function expectFunded(fundingTx: string | null, from: string, to: string, atomic: bigint) {
+  expect(fundingTx).toMatch(/^0x[0-9a-f]{64}$/);
+  const [transfer, ...more] = await usdcTransfers(world, fundingTx as `0x${string}`);
+  expect(more).toEqual([]);
+  expect(transfer?.from.toLowerCase()).toBe(from.toLowerCase());
+  expect(transfer?.to.toLowerCase()).toBe(to.toLowerCase());
+  expect(transfer?.value).toBe(atomic);
 }
 
 type Entry = {
@@ -68,22 +95,19 @@ describe('known-answer calls and the lookup ranked by them', () => {
     const { result, lines } = await run(spot.dataDir, 0, '4', 3);
     const budget = createBudget('4');
     expect(result.committed).toBeLessThanOrEqual(budget?.limit ?? 0n);
+    // Paid from a wallet of the run's own, funded with the whole budget by the configured payer.
+    expect(result.payer.toLowerCase()).not.toBe(buyer.toLowerCase());
+    await expectFunded(result.fundingTx, buyer, result.payer, 4_000_000n);
 
-    // Every settled receipt against the chain: the buyer's loss and each seller's gain, to the atomic unit.
-    const runDir = join(spot.dataDir, 'known-answers', 'runs', result.runId);
-    const records = (await readFile(join(runDir, 'paid-calls.ndjson'), 'utf8'))
-      .trim()
-      .split('\n')
-      .map(
-        (line) => JSON.parse(line) as { pay_to: string; price_atomic: string; settlement_tx: string | null },
-      );
+    // Every settled receipt against the chain: the run wallet's loss and each seller's gain, to the atomic unit.
+    const records = await paidRecords(spot.dataDir, result.runId);
     const bySeller = new Map<string, bigint>();
     for (const r of records) {
       expect(r.settlement_tx).toMatch(/^0x[0-9a-f]{64}$/);
-      // Each settlement on chain: one USDC transfer of exactly the price, from the payer to the seller's wallet.
+      // Each settlement on chain: one USDC transfer of exactly the price, from the run wallet to the seller's.
       const [transfer, ...more] = await usdcTransfers(world, r.settlement_tx as `0x${string}`);
       expect(more).toEqual([]);
-      expect(transfer?.from.toLowerCase()).toBe(buyer.toLowerCase());
+      expect(transfer?.from.toLowerCase()).toBe(result.payer.toLowerCase());
       expect(transfer?.to.toLowerCase()).toBe(r.pay_to.toLowerCase());
       expect(transfer?.value).toBe(BigInt(r.price_atomic));
       bySeller.set(r.pay_to, (bySeller.get(r.pay_to) ?? 0n) + BigInt(r.price_atomic));
@@ -91,7 +115,9 @@ describe('known-answer calls and the lookup ranked by them', () => {
     for (const [seller, total] of bySeller)
       expect(await world.chain.balanceOf(seller as `0x${string}`)).toBe(total);
     const paidTotal = [...bySeller.values()].reduce((a, b) => a + b, 0n);
-    expect(before - (await world.chain.balanceOf(buyer))).toBe(paidTotal);
+    // The payer lost the budget; the run wallet keeps what it did not pay.
+    expect(before - (await world.chain.balanceOf(buyer))).toBe(4_000_000n);
+    expect(await world.chain.balanceOf(result.payer)).toBe(4_000_000n - paidTotal);
     expect(result.committed).toBe(paidTotal * 10n ** 12n);
 
     const lookup = async (query: string, headers: Record<string, string> = {}) => {
@@ -112,10 +138,13 @@ describe('known-answer calls and the lookup ranked by them', () => {
     for (const task of tasks) {
       const body = await lookup(`task=${task.name}&max_price=0.05&n=3`);
       const url = (b: string) => urls[`${task.name}/${b}`]?.url;
+      // The constant seller's one body passed every task while requests were fixed; now it passes none.
       expect(body.results.map((e) => e.endpoint)).toEqual(
-        [url('right-cheap'), url('right'), url('sometimes'), url('wrong')].map((u) => new URL(u ?? '').href),
+        [url('right-cheap'), url('right'), url('sometimes'), url('wrong'), url('constant')].map(
+          (u) => new URL(u ?? '').href,
+        ),
       );
-      expect(body.results.map((e) => e.pass_rate)).toEqual([1, 1, 0.6667, 0]);
+      expect(body.results.map((e) => e.pass_rate)).toEqual([1, 1, 0.6667, 0, 0]);
       expect(body.facts_only.map((e) => e.endpoint)).toEqual([new URL(url('no-delivery') ?? '').href]);
       expect(body.results[0]?.receipts).toHaveLength(3);
       // Without max_price the expensive one ranks among the right ones, by price last.
@@ -131,7 +160,14 @@ describe('known-answer calls and the lookup ranked by them', () => {
       string,
       unknown
     >;
-    expect(receipt).toMatchObject({ type: 'paid-call', check_type: 'self-checked', known_answer: 'pass' });
+    expect(receipt).toMatchObject({
+      type: 'paid-call',
+      check_type: 'self-checked',
+      known_answer: 'pass',
+      payer: result.payer,
+      seed: expect.stringMatching(/^[0-9a-f]{32}$/),
+      inputs: { amount: expect.any(Number) },
+    });
     expect(receipt.signature).toEqual(expect.any(String));
     expect(lines.join('\n')).not.toMatch(/refused/);
   });
@@ -143,15 +179,55 @@ describe('known-answer calls and the lookup ranked by them', () => {
       const before = await world.chain.balanceOf(buyer);
       const fx = tasks.filter((t) => t.name === 'sandbox-fx');
       const { result, lines } = await run(dataDir, 1, '0.05', 3, fx);
-      const spent = before - (await world.chain.balanceOf(buyer));
+      // The payer funded exactly the budget; the run wallet spent at most that.
+      expect(before - (await world.chain.balanceOf(buyer))).toBe(50_000n);
+      const spent = 50_000n - (await world.chain.balanceOf(result.payer));
       expect(spent).toBeLessThanOrEqual(50_000n);
       expect(result.committed).toBeLessThanOrEqual(50_000n * 10n ** 12n);
+      expect(result.committed).toBe(spent * 10n ** 12n);
       expect(result.refused).toBeGreaterThan(0);
       expect(lines.join('\n')).toMatch(
         /not paid: refused before signing: USD [\d.]+ would exceed the budget left/,
       );
     } finally {
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('pays each run from a new wallet funded by the same payer, and every balance adds up', async () => {
+    const dataDirs = [mkdtempSync(join(tmpdir(), 'ka-rotate-')), mkdtempSync(join(tmpdir(), 'ka-rotate-'))];
+    try {
+      const payer = world.chain.accounts.buyers[2]?.address as `0x${string}`;
+      const seller = world.state.taskSellers['sandbox-sha256/right-cheap'];
+      if (!seller) throw new Error('no seller');
+      const one = tasks
+        .filter((t) => t.name === 'sandbox-sha256')
+        .map((t) => ({ ...t, candidates: [seller.url] }));
+      const payerBefore = await world.chain.balanceOf(payer);
+      const sellerBefore = await world.chain.balanceOf(seller.payTo as `0x${string}`);
+      const runs = [];
+      for (const dataDir of dataDirs) runs.push((await run(dataDir, 2, '0.02', 2, one)).result);
+      const [first, second] = runs as [(typeof runs)[0], (typeof runs)[0]];
+      expect(first.payer).not.toBe(second.payer);
+      for (const r of runs) {
+        expect(r.payer.toLowerCase()).not.toBe(payer.toLowerCase());
+        await expectFunded(r.fundingTx, payer, r.payer, 20_000n);
+        const records = await paidRecords(
+          r === first ? (dataDirs[0] as string) : (dataDirs[1] as string),
+          r.runId,
+        );
+        expect(records).toHaveLength(2);
+        for (const record of records) {
+          const [transfer] = await usdcTransfers(world, record.settlement_tx as `0x${string}`);
+          expect(transfer?.from.toLowerCase()).toBe(r.payer.toLowerCase());
+        }
+        // $0.02 funded, two calls of $0.01 paid: nothing left, nothing missing.
+        expect(await world.chain.balanceOf(r.payer)).toBe(0n);
+      }
+      expect(payerBefore - (await world.chain.balanceOf(payer))).toBe(40_000n);
+      expect((await world.chain.balanceOf(seller.payTo as `0x${string}`)) - sellerBefore).toBe(40_000n);
+    } finally {
+      for (const dataDir of dataDirs) await rm(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -146,6 +146,14 @@ describe('GET /v1/tasks', () => {
       );
     }
     expect(JSON.stringify(body)).not.toContain('answer_check');
+    // How inputs are drawn and the checks stay out; the request shows where the fresh inputs go.
+    for (const task of body.tasks) {
+      expect(task).not.toHaveProperty('inputs');
+      expect(task).not.toHaveProperty('answer');
+    }
+    expect(JSON.stringify(body.tasks.find((task) => task.name === 'hash-sha256')?.request)).toContain(
+      '{text}',
+    );
   });
 });
 
