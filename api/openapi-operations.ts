@@ -176,7 +176,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The latest receipt for an endpoint URL.',
     input: ReceiptByUrlQuerySchema,
     answer: ReceiptSchema,
-    errors: { 400: codes('missing_url', 'bad_url'), 404: codes('receipt_not_found') },
+    errors: { 400: codes('missing_url', 'bad_url', 'bad_method'), 404: codes('receipt_not_found') },
   },
   {
     method: 'get',

@@ -6,6 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { CheckAssembly } from './check-answer.ts';
 import type { PlannedEndpoint } from './crawl-plan.ts';
+import type { DisputeField } from './listing-dispute.ts';
 import type { HttpMethod, Observation } from './model.ts';
 import type { Reason, Verdict } from './reasons.ts';
 
@@ -31,12 +32,19 @@ export type CrawlFacts = {
   listed_network: string | null;
   /** Where the expectation came from: `listing` when the listing named a wallet or network. */
   expected_source: 'request' | 'listing' | null;
+  /** Present only when the endpoint's listings disagree (`core/listing-dispute.ts`): the terms in dispute. */
+  disputed?: DisputeField[];
   source_list: string;
   also_listed_in: string[];
   receipt_url: string;
   /** The probe's observation of the live terms, for the endpoint's history once the server takes the run in
-   *  (null only for a reused probe, which a crawl never makes). */
+   *  (null for a reused probe, which a crawl never makes, and on a carried line). */
   observation: Observation | null;
+  /**
+   * Only on a line carried from an earlier run because the sources listing it failed in this one
+   * (`crawl/carried.ts`): the run that probed it. Absent on the run's own probes.
+   */
+  carried_from?: string;
 };
 
 /**
@@ -70,6 +78,7 @@ export function crawlFactsOf(check: CheckAssembly, endpoint: PlannedEndpoint): C
     listed_pay_to: endpoint.listing.payTo,
     listed_network: endpoint.listing.network,
     expected_source: decision.expectedSource,
+    ...(endpoint.dispute ? { disputed: endpoint.dispute.fields } : {}),
     source_list: endpoint.sourceList,
     also_listed_in: endpoint.alsoListedIn,
     receipt_url: full['receipt_url'] as string,
@@ -77,7 +86,10 @@ export function crawlFactsOf(check: CheckAssembly, endpoint: PlannedEndpoint): C
   };
 }
 
-/** The receipt members a crawl adds to a check receipt: what ran it and the listing it was held to. */
+/**
+ * The receipt members a crawl adds to a check receipt: what ran it and the listing it was held to; for a disputed
+ * endpoint, no terms and the terms in dispute (`disputed`).
+ */
 export function crawlContext(runId: string, origin: 'crawl' | 'bazaar', endpoint: PlannedEndpoint) {
   const l = endpoint.listing;
   return {
@@ -90,6 +102,7 @@ export function crawlContext(runId: string, origin: 'crawl' | 'bazaar', endpoint
       pay_to: l.payTo,
       network: l.network,
       asset: l.asset,
+      ...(endpoint.dispute ? { disputed: endpoint.dispute.fields } : {}),
     },
   };
 }

@@ -1,10 +1,28 @@
 /**
  * What a crawl will probe (spec §2.10): the listings of every source, deduplicated by the `dedupe` rule (one
- * endpoint per normalized URL), each endpoint with the listing it is held to, the other sources that list it, and
- * the `lists` / `listed_in` counts.
+ * endpoint per normalized URL), each endpoint with the listing it is held to (none when its listings disagree,
+ * `core/listing-dispute.ts`), the other sources that list it, and the `lists` / `listed_in` counts.
  */
+import { type DisputeField, settleListings } from './listing-dispute.ts';
 import type { HttpMethod, Listing } from './model.ts';
 import type { ListingExample, SourceListing } from './source-listing.ts';
+
+/** One listing of a disputed endpoint, as `disputes.json` shows it (docs/data-files.md). */
+export type DisputedListing = {
+  source: string;
+  url: string;
+  method: HttpMethod;
+  price_usd: number | null;
+  network: string | null;
+  pay_to: string | null;
+  first_party: boolean;
+};
+
+/** Why an endpoint has no expectation: the terms its listings disagree on, and (the first few of) those listings. */
+export type ListingDispute = { fields: DisputeField[]; count: number; listings: DisputedListing[] };
+
+/** Listings of one dispute kept in the plan and `disputes.json`; `count` says how many there were. */
+export const DISPUTE_LISTINGS_SHOWN = 20;
 
 /** One endpoint to probe. */
 export type PlannedEndpoint = {
@@ -15,8 +33,10 @@ export type PlannedEndpoint = {
   /** URL host with a non-default port: the unit of the per-host limit. */
   host: string;
   method: HttpMethod;
-  /** The expectation: price, wallet and network of the chosen listing. */
+  /** The expectation: price, wallet and network of the chosen listing; all null when the listings disagree. */
   listing: Listing;
+  /** Present when the endpoint's listings disagree: it is then held to none of them. */
+  dispute?: ListingDispute;
   sourceList: string;
   /** The other sources listing the endpoint, sorted. */
   alsoListedIn: string[];
@@ -34,8 +54,9 @@ export type CrawlPlan = {
 
 /**
  * Deduplicates listings into endpoints, in the order their URLs first appear. The chosen listing is the one of the
- * first source by name (a stable choice, the same as the live check's `pickListing`); `limit` keeps the first
- * endpoints only.
+ * first source by name (a stable choice, the same as the live check's `pickListing`) among those first-party evidence
+ * left standing; when the listings disagree (`settleListings`) the endpoint is still probed as that listing writes
+ * it, held to no terms, and carries its `dispute`. `limit` keeps the first endpoints only.
  * @example planCrawl([cdpListing, payaiListing], null).endpoints[0].alsoListedIn // ['payai']
  */
 export function planCrawl(listings: readonly SourceListing[], limit: number | null): CrawlPlan {
@@ -48,15 +69,26 @@ export function planCrawl(listings: readonly SourceListing[], limit: number | nu
   const endpoints: PlannedEndpoint[] = [];
   for (const [urlNorm, group] of groups) {
     if (limit !== null && endpoints.length >= limit) break;
-    const chosen = [...group].sort((a, b) => compare(a.source, b.source))[0] as SourceListing;
+    const settled = settleListings(group);
+    const pool = settled.disputed ? group : settled.pool;
+    const chosen = [...pool].sort((a, b) => compare(a.source, b.source))[0] as SourceListing;
     const sources = [...new Set(group.map((l) => l.source))].sort(compare);
-    const { example: _example, urlNorm: _norm, ...listing } = chosen;
+    const { example: _example, urlNorm: _norm, firstParty: _first, ...listing } = chosen;
     endpoints.push({
       urlNorm,
       url: chosen.url,
       host: new URL(urlNorm).host,
       method: chosen.method,
-      listing,
+      ...(settled.disputed
+        ? {
+            listing: { ...listing, priceUsd: null, network: null, asset: null, payTo: null },
+            dispute: {
+              fields: settled.fields,
+              count: settled.listings.length,
+              listings: settled.listings.slice(0, DISPUTE_LISTINGS_SHOWN).map(disputedListing),
+            },
+          }
+        : { listing }),
       sourceList: chosen.source,
       alsoListedIn: sources.filter((s) => s !== chosen.source),
       example: chosen.example ?? group.find((l) => l.example !== null)?.example ?? null,
@@ -70,6 +102,18 @@ export function planCrawl(listings: readonly SourceListing[], limit: number | nu
       listedIn[source] = (listedIn[source] ?? 0) + 1;
   }
   return { endpoints, lists, listedIn };
+}
+
+function disputedListing(l: SourceListing): DisputedListing {
+  return {
+    source: l.source,
+    url: l.url,
+    method: l.method,
+    price_usd: l.priceUsd,
+    network: l.network,
+    pay_to: l.payTo,
+    first_party: l.firstParty === true,
+  };
 }
 
 /** Code-unit order, so the choice never depends on the locale. */

@@ -27,6 +27,11 @@ export type RunSummary = {
   saves: number;
   /** Endpoints whose probe was sent but not recorded before a crash; never probed twice (docs/decisions.md). */
   interrupted: number;
+  /**
+   * Endpoints not probed by this run but kept with their last published receipt, because only sources that failed
+   * in this run listed them (docs/data-files.md "When a source fails"); not counted in any other member.
+   */
+  carried: number;
 };
 
 /** What a summary is computed from besides the probes. */
@@ -43,6 +48,8 @@ export type SummaryInput = {
   listedIn: Record<string, number>;
   saves: number;
   interrupted: number;
+  /** Endpoints carried from an earlier run (default 0). */
+  carried?: number;
 };
 
 /**
@@ -80,5 +87,6 @@ export function summarizeRun(input: SummaryInput): RunSummary {
     hosts: hosts.size,
     saves: input.saves,
     interrupted: input.interrupted,
+    carried: input.carried ?? 0,
   };
 }

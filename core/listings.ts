@@ -5,6 +5,7 @@
  * crawl keeps the good records and reports the bad ones (a source is never fatal to a run).
  */
 import * as v from 'valibot';
+import { settleListings } from './listing-dispute.ts';
 import type { PageItems } from './listing-pages.ts';
 import type { Listing } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
@@ -26,7 +27,11 @@ export const MAX_LISTINGS = 200_000;
 
 export type ListingRow = Listing & { urlNorm: string };
 
-/** Validates a parsed listings file; the error names the first bad record. */
+/**
+ * Validates a parsed listings file; the error names the first bad record. A file whose records of one URL disagree
+ * on wallet, network or price (`core/listing-dispute.ts`) is refused too, naming two of them: stored, one would
+ * silently replace the other as the expectation.
+ */
 export function parseListings(
   value: unknown,
 ): { ok: true; rows: ListingRow[] } | { ok: false; message: string } {
@@ -38,7 +43,30 @@ export function parseListings(
     if (!row.ok) return row;
     rows.push(row.row);
   }
-  return { ok: true, rows };
+  const dispute = firstDispute(rows);
+  return dispute === null ? { ok: true, rows } : { ok: false, message: dispute };
+}
+
+/** Words for the first URL whose records disagree, or null when every URL's records agree. */
+function firstDispute(rows: readonly ListingRow[]): string | null {
+  const byUrl = new Map<string, number[]>();
+  for (const [index, row] of rows.entries()) {
+    const indexes = byUrl.get(row.urlNorm);
+    if (indexes === undefined) byUrl.set(row.urlNorm, [index]);
+    else indexes.push(index);
+  }
+  for (const indexes of byUrl.values()) {
+    if (indexes.length < 2) continue;
+    const group = indexes.map((index) => rows[index] as ListingRow);
+    const settled = settleListings(group);
+    if (!settled.disputed) continue;
+    const [a, b] = settled.listings.map((listing) => indexes[group.indexOf(listing)]);
+    return (
+      `records ${a} and ${b} (url): they list ${group[0]?.url} with another ${settled.fields.join(', ')}; ` +
+      'the listings of one URL must agree (docs/decisions.md "Disputed listings")'
+    );
+  }
+  return null;
 }
 
 /**

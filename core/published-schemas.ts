@@ -38,6 +38,8 @@ export const SkipRecord = v.looseObject({
   listed_network: v.string(),
   listed_pay_to: v.string(),
   permalink: v.string(),
+  /** The run that probed a record carried from it (docs/data-files.md "When a source fails"). */
+  carried_from: v.optional(v.string()),
 });
 
 export const SkipPage = v.looseObject({
@@ -49,6 +51,8 @@ export const SkipPage = v.looseObject({
   pay: Count,
   skip: Count,
   recheck: Count,
+  /** Endpoints carried from earlier runs; absent in runs published before it existed. */
+  carried: v.optional(Count, 0),
   sources: v.record(v.string(), SourceEntry),
   dedupe: v.string(),
   method: v.string(),

@@ -1,9 +1,9 @@
 /**
  * The rules document (spec §4 `/rules.json`, docs/data-files.md): every reason code with its plain words and
  * verdict, the verdict rules in the order they are tried, the supported mainnets and their USDC, the confidence
- * rules, quality codes, free-trial headers, the reputation formula, hosted bands and the limits. Built from the
- * constants the checks themselves use, so it cannot drift from them. The API serves it; each crawl run writes the
- * copy its code produced.
+ * rules, quality codes, free-trial headers, the reputation formula, hosted bands, the limits and how known answers
+ * are judged. Built from the constants the checks themselves use, so it cannot drift from them. The API serves it;
+ * each crawl run writes the copy its code produced.
  */
 import { atomicToUsdText } from './amount.ts';
 import { CONFIDENCE_RULES } from './confidence.ts';

@@ -42,7 +42,8 @@ export type SaveEntry = {
 
 /**
  * The saves list as of `now`: this run's mismatches against a listing, then the earlier entries still inside the
- * window; one entry per endpoint (the newest), newest first.
+ * window; one entry per endpoint (the newest), newest first. An endpoint whose listings this run found disputed
+ * keeps no earlier entry: the listing it was held to then is one side of the dispute.
  */
 export function buildSaves(input: {
   now: Date;
@@ -74,7 +75,7 @@ export function buildSaves(input: {
       receipt: redact(receipt),
     });
   }
-  const seen = new Set<string>();
+  const seen = new Set<string>(input.facts.flatMap((f) => (f.disputed ? [f.url_norm] : [])));
   const saves = [...fresh, ...input.earlier]
     .filter((entry) => entry.timestamp >= since)
     .sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0))

@@ -16,7 +16,11 @@ export const DEDUPE_RULE =
 /** Spec §2.10 `method`: how the crawl probes. */
 export const CRAWL_METHOD =
   'One unpaid GET or POST per listed URL, as listed; the listing’s example parameters only when the bare URL answered 4xx; ' +
-  '5 second timeout; gated against server-side request forgery; at most 3 requests in flight per host; never pays.';
+  '5 second timeout; gated against server-side request forgery; at most 3 requests in flight per host, 12 per ' +
+  'registrable domain and 32 per server address and port, whatever names lead there (a registrable domain is one ' +
+  'operator’s many names, wildcard DNS included; one address of a CDN fronts many sellers, hence well above 3); ' +
+  'never pays. A crawl that could read none of its listing sources publishes nothing; an endpoint listed only by ' +
+  'sources that failed keeps its last receipt, marked with carried_from.';
 
 /** Reasons where the live 402 differed from the listing it was held to. */
 export const MISMATCH_REASONS = new Set(['price_mismatch', 'pay_to_mismatch', 'network_mismatch']);
@@ -41,11 +45,14 @@ export type SkipRecord = {
   listed_network: string;
   listed_pay_to: string;
   permalink: string;
+  /** Only on a record carried from an earlier run (docs/data-files.md "When a source fails"): that run's id. */
+  carried_from?: string;
 };
 
 /**
  * Every page of a run's skip listing (at least one). Records are ordered by reason code, then normalized URL, then
- * method, so pages are stable between builds of one run.
+ * method, so pages are stable between builds of one run. `carried` are the lines kept from an earlier run because
+ * their sources failed: their skips are listed too, each with `carried_from`, and the counts stay this run's.
  * @example buildSkipPages(facts, summary, 'https://spotcheck.example', null)[0].pages
  */
 export function buildSkipPages(
@@ -53,15 +60,16 @@ export function buildSkipPages(
   summary: RunSummary,
   baseUrl: string,
   previous: { run_id: string; crawled_at: string; endpoints_covered: number } | null,
+  carried: readonly CrawlFacts[] = [],
 ) {
-  const skips = facts
+  const skips = [...facts, ...carried]
     .filter((f) => f.verdict === 'skip')
     .sort((a, b) => cmp(a.reason, b.reason) || cmp(a.url_norm, b.url_norm) || cmp(a.method, b.method));
   const pages = Math.max(1, Math.ceil(skips.length / SKIP_PAGE_SIZE));
   const json = (page: number) => `${baseUrl}/v1/skips.json?page=${page}`;
   const check = `${baseUrl}/v1/products/endpoint-spot-check`;
   const featured = skips
-    .filter((f) => MISMATCH_REASONS.has(f.reason))
+    .filter((f) => MISMATCH_REASONS.has(f.reason) && f.carried_from === undefined)
     .sort((a, b) => cmp(b.probed_at, a.probed_at))[0];
   const out = [];
   for (let page = 1; page <= pages; page++) {
@@ -84,6 +92,7 @@ export function buildSkipPages(
       skip: summary.skip,
       pay: summary.pay,
       recheck: summary.recheck,
+      carried: summary.carried,
       check_type: 'dry-run',
       lists: summary.lists,
       listed_in: summary.listed_in,
@@ -129,6 +138,7 @@ export function skipRecordOf(f: CrawlFacts): SkipRecord {
     listed_network: f.listed_network ?? '',
     listed_pay_to: f.listed_pay_to ?? '',
     permalink: f.receipt_url,
+    ...(f.carried_from === undefined ? {} : { carried_from: f.carried_from }),
   };
 }
 

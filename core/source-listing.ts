@@ -14,8 +14,13 @@ import { parseTargetUrl } from './url.ts';
 export type ListingExample = { query: Record<string, string> | null; body: unknown };
 
 /** One endpoint named by a source, normalized (absent values are null); `source` is the name it counts for in
- *  `lists` and `listed_in`, `urlNorm` the `dedupe` normalization of spec §2.10. */
-export type SourceListing = Listing & { urlNorm: string; example: ListingExample | null };
+ *  `lists` and `listed_in`, `urlNorm` the `dedupe` normalization of spec §2.10. `firstParty` is set only by the
+ *  `/.well-known/x402` source, for a URL of the document's own origin (`core/listing-dispute.ts`). */
+export type SourceListing = Listing & {
+  urlNorm: string;
+  example: ListingExample | null;
+  firstParty?: boolean;
+};
 
 /** Spec §2.10 `sources` entry: how reading one source went. */
 export type SourceReport = { ok: boolean; items: number; note: string; skipped: boolean };

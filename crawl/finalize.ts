@@ -25,6 +25,7 @@ import {
 } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
 import { readReceiptFile } from '../io/receipt-files.ts';
+import { carryForward } from './carried.ts';
 
 /** What a finished run is published from. */
 export type FinishedRun = {
@@ -49,6 +50,14 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
   const previous = await previousRun(run.paths);
   const facts = run.facts;
   await removeTempFiles(join(dir, 'receipts'));
+  // Endpoints only failed sources listed keep their last published receipts (crawl/carried.ts).
+  const carried = await carryForward(
+    run.paths,
+    previous,
+    run.sources,
+    new Set(run.plan.endpoints.map((e) => e.urlNorm)),
+    dir,
+  );
   // Only the saves show receipts: read those few back from their files.
   const receipts = new Map<string, Record<string, unknown>>();
   for (const f of facts) {
@@ -75,6 +84,7 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     listedIn: run.plan.listedIn,
     saves: saves.saves.filter((s) => s.run_id === run.runId).length,
     interrupted: run.interrupted,
+    carried: carried.lines.length,
   });
   const last = previous?.stats.at(-1) ?? null;
   const pages = buildSkipPages(
@@ -84,6 +94,7 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     last === null
       ? null
       : { run_id: last.run_id, crawled_at: last.crawled_at, endpoints_covered: last.endpoints_covered },
+    carried.lines,
   );
 
   await writeAll(
@@ -91,8 +102,16 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     pages.map((page) => [`${page.page}.json`, pretty(page)]),
   );
   const files: Array<[string, string]> = [
-    ['receipts.ndjson', facts.map((f) => `${JSON.stringify(f)}\n`).join('')],
-    ['listings.json', pretty(run.plan.endpoints.map((e) => listingRecord(e.listing)))],
+    ['receipts.ndjson', [...facts, ...carried.lines].map((f) => `${JSON.stringify(f)}\n`).join('')],
+    // A disputed endpoint's listings are nobody's expectation: the live check must not take one in.
+    [
+      'listings.json',
+      pretty([
+        ...run.plan.endpoints.flatMap((e) => (e.dispute ? [] : [listingRecord(e.listing)])),
+        ...carried.listings,
+      ]),
+    ],
+    ['disputes.json', pretty(disputesFile(run.plan.endpoints))],
     ['summary.json', pretty(summary)],
     ['stats.json', pretty({ schema: 1, runs: [...(previous?.stats ?? []), summary] })],
     ['saves.json', pretty(saves)],
@@ -109,21 +128,31 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     sources: run.sources,
     total_receipts: summary.total_receipts,
     interrupted: run.interrupted,
+    carried: carried.lines.length,
   };
   await writeFileDurably(join(dir, 'run.json'), pretty(runFile));
   return publishRun(run.paths, run.runId, run.finishedAt);
 }
 
-type Previous = { runId: string; urls: Set<string>; stats: RunSummary[]; saves: SaveEntry[] };
+type Previous = {
+  runId: string;
+  urls: Set<string>;
+  stats: RunSummary[];
+  saves: SaveEntry[];
+  lines: unknown[];
+  /** Its `listings.json`, read only when endpoints are carried. */
+  listings: () => Promise<unknown>;
+};
 
-/** The published run before this one: its statistics, saves and the URLs it probed. */
+/** The published run before this one: its statistics, saves, index lines and listings, the URLs it covered. */
 async function previousRun(paths: RunPaths): Promise<Previous | null> {
   const pointer = await readPointer(paths);
   if (pointer === null) return null;
   const stats = (await readRunJson(paths, pointer.run_id, 'stats.json')) as { runs?: unknown } | null;
   const saves = (await readRunJson(paths, pointer.run_id, 'saves.json')) as { saves?: unknown } | null;
   const urls = new Set<string>();
-  for (const line of await readRunIndex(paths, pointer.run_id)) {
+  const lines = await readRunIndex(paths, pointer.run_id);
+  for (const line of lines) {
     const url = (line as { url_norm?: unknown } | null)?.url_norm;
     if (typeof url === 'string') urls.add(url);
   }
@@ -132,7 +161,17 @@ async function previousRun(paths: RunPaths): Promise<Previous | null> {
     urls,
     stats: Array.isArray(stats?.runs) ? (stats.runs as RunSummary[]) : [],
     saves: Array.isArray(saves?.saves) ? (saves.saves as SaveEntry[]) : [],
+    lines,
+    listings: () => readRunJson(paths, pointer.run_id, 'listings.json'),
   };
+}
+
+/** `disputes.json`: the endpoints whose listings disagree, each with the terms in dispute and the listings. */
+function disputesFile(endpoints: FinishedRun['plan']['endpoints']) {
+  const disputes = endpoints.flatMap((e) =>
+    e.dispute ? [{ url: e.url, url_norm: e.urlNorm, method: e.method, ...e.dispute }] : [],
+  );
+  return { schema: 1, count: disputes.length, disputes };
 }
 
 /** A listing in the `npm run listings:import` format. */

@@ -1,7 +1,8 @@
 /**
  * `npm run crawl`: reads the listing sources, probes every endpoint once (unpaid, SSRF-gated, at most 3 in flight
- * per host), signs a receipt for each and publishes the run under `DATA_DIR/crawl/` (docs/data-files.md). A
- * running server takes the new run in without a restart.
+ * per host, 12 per registrable domain, 32 per server address), signs a receipt for each and publishes the run under
+ * `DATA_DIR/crawl/` (docs/data-files.md). A running server takes the new run in without a restart. When no source
+ * could be read it publishes nothing and exits 1 (docs/data-files.md "When a source fails").
  *
  *   npm run crawl -- [--source <url or file>]… [--resume] [--concurrency N] [--limit N]
  */
@@ -12,7 +13,7 @@ import { runPaths } from '../io/crawl-runs.ts';
 import { RunLockedError } from '../io/run-lock.ts';
 import { createAssemblyThread } from './assembly.ts';
 import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
-import { NothingToResumeError, runCrawl } from './run.ts';
+import { NoSourceReadError, NothingToResumeError, runCrawl } from './run.ts';
 import { parseSourceConfig, readSource, type SourceSpec, sourceSpecOf } from './sources/read-source.ts';
 
 const USAGE = `usage: npm run crawl -- [options]
@@ -84,6 +85,7 @@ try {
   }
   if (
     error instanceof NothingToResumeError ||
+    error instanceof NoSourceReadError ||
     error instanceof RunLockedError ||
     error instanceof TypeError
   ) {

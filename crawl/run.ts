@@ -111,6 +111,8 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
     const sources = Object.fromEntries(reads.map((r) => [r.name, r.report]));
     for (const read of reads)
       deps.log(`source ${read.name}: ${read.report.ok ? 'ok' : 'FAILED'}, ${read.report.note}`);
+    // Nothing read is no news: publishing it would replace the listings with an empty run (docs/data-files.md).
+    if (!reads.some((r) => r.report.ok)) throw new NoSourceReadError(reads);
     const plan = planCrawl(
       reads.flatMap((r) => r.listings),
       options.limit,
@@ -133,6 +135,9 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
     deps.log(
       `run ${runId}: ${plan.endpoints.length} endpoints on ${new Set(plan.endpoints.map((e) => e.host)).size} hosts`,
     );
+    const disputed = plan.endpoints.filter((e) => e.dispute).length;
+    if (disputed > 0)
+      deps.log(`${disputed} endpoints have listings that disagree: held to none (disputes.json)`);
   }
 
   const journalPath = join(paths.work, runId, 'probes.ndjson');
@@ -269,4 +274,16 @@ async function publishLeftover(deps: CrawlDeps): Promise<CrawlResult> {
 /** `--resume` found nothing to finish. */
 export class NothingToResumeError extends Error {
   override name = 'Crawl.NothingToResumeError';
+}
+
+/** No listing source was read successfully: the run stops before its plan, and nothing is published. */
+export class NoSourceReadError extends Error {
+  override name = 'Crawl.NoSourceReadError';
+  constructor(reads: readonly SourceRead[]) {
+    const each = reads.map((r) => `${r.name}: ${r.report.note}`).join('; ');
+    super(
+      `no listing source could be read (${reads.length === 0 ? 'none configured' : each}); nothing was ` +
+        'probed or published, and the published run stays as it was',
+    );
+  }
 }

@@ -6,7 +6,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { HostObservation } from '../core/reputation.ts';
-import { hostCheckOf, toReceiptSummary, toStoredObservation } from './_store-rows.ts';
+import { hostCheckOf, PUBLIC_FORMS_OF_HOST, toReceiptSummary, toStoredObservation } from './_store-rows.ts';
 import { select } from './duckdb-query.ts';
 import { OBSERVATIONS_KEPT, type Page, type ReceiptSummary, type Store } from './store.ts';
 
@@ -47,12 +47,13 @@ export function createIndexReads(
       const rows = await select(db, 'SELECT id, body FROM receipts WHERE id = ?', [id]);
       return rows[0] ? await bodyOf(rows[0]) : null;
     },
-    async latestReceiptByUrl(urlNorm) {
+    async latestReceiptByUrl(urlNorm, form) {
       await flush();
       const rows = await select(
         db,
-        `SELECT id, body FROM receipts WHERE url_norm = ? AND public_state ORDER BY issued_at DESC, id DESC LIMIT 1`,
-        [urlNorm],
+        `SELECT id, body FROM receipts WHERE url_norm = ? AND url = ? AND method = ? AND public_state
+         ORDER BY issued_at DESC, id DESC LIMIT 1`,
+        [urlNorm, form.url, form.method],
       );
       return rows[0] ? await bodyOf(rows[0]) : null;
     },
@@ -98,10 +99,12 @@ export function createIndexReads(
       await flush();
       const rows = await select(
         db,
-        `SELECT id, body FROM receipts
-         WHERE host = ? AND public_state
-         ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
-        [host],
+        `${PUBLIC_FORMS_OF_HOST}
+         SELECT r.id, r.body FROM receipts r
+         WHERE r.host = ? AND r.public_state
+           AND EXISTS (SELECT 1 FROM f WHERE f.url_norm = r.url_norm AND f.url = r.url AND f.method = r.method)
+         ORDER BY r.issued_at DESC, r.id DESC LIMIT ${Math.max(0, Math.floor(limit))}`,
+        [host, host, host],
       );
       return bodiesOf(rows);
     },

@@ -8,7 +8,7 @@ import type { Listing } from '../core/model.ts';
 import { toListing } from './_store-rows.ts';
 import { storedDouble } from './duckdb-index-writes.ts';
 import { CHUNK, double, select } from './duckdb-query.ts';
-import { pickListing, type Store } from './store.ts';
+import { hostOf, pickListing, type Store } from './store.ts';
 
 /** Listings the in-memory cache takes between two yields to the event loop while an import replaces it. */
 const LISTING_SLICE = 2000;
@@ -90,9 +90,23 @@ async function insertListings(db: DuckDBConnection, rows: Array<Listing & { urlN
   if (rows.length === 0) return;
   const values: DuckDBValue[] = [];
   for (const l of rows)
-    values.push(l.urlNorm, l.method, l.url, double(l.priceUsd), l.network, l.asset, l.payTo, l.source);
-  const tuple = '(?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?)';
-  await db.run(`INSERT OR REPLACE INTO listings VALUES ${rows.map(() => tuple).join(',')}`, values);
+    values.push(
+      l.urlNorm,
+      l.method,
+      l.url,
+      double(l.priceUsd),
+      l.network,
+      l.asset,
+      l.payTo,
+      l.source,
+      hostOf(l.urlNorm),
+    );
+  const tuple = '(?, ?, ?, CAST(? AS DOUBLE), ?, ?, ?, ?, ?)';
+  await db.run(
+    `INSERT OR REPLACE INTO listings (url_norm, method, url, price_usd, network, asset, pay_to, source, host)
+     VALUES ${rows.map(() => tuple).join(',')}`,
+    values,
+  );
 }
 
 async function loadListings(db: DuckDBConnection): Promise<Map<string, Listing[]>> {

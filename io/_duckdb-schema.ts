@@ -65,12 +65,12 @@ async function addPublicState(db: DuckDBConnection): Promise<void> {
 }
 
 /**
- * The `host` column of receipts and observations (`hostOf`, the port's one rule for a URL's host), indexed, so the
- * reputation and badge queries of one host read that host's rows only. Databases made before it get the column,
- * filled once from their normalized URLs.
+ * The `host` column of receipts, observations and listings (`hostOf`, the port's one rule for a URL's host), indexed,
+ * so the reputation and badge queries of one host read that host's rows only (a badge reads the host's listed forms,
+ * `core/public-state.ts`). Databases made before it get the column, filled once from their normalized URLs.
  */
 async function addHostColumns(db: DuckDBConnection): Promise<void> {
-  for (const table of ['receipts', 'observations']) {
+  for (const table of ['receipts', 'observations', 'listings']) {
     await db.run(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS host VARCHAR`);
     const urls = await select(
       db,

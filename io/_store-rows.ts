@@ -7,6 +7,18 @@ import type { Listing, Observation } from '../core/model.ts';
 import type { HostCheck } from '../core/reputation.ts';
 import type { ReceiptSummary } from './store.ts';
 
+/**
+ * SQL (DuckDB and PostgreSQL alike; three `?` for the host) naming `f`: the form of each endpoint of a host whose
+ * receipts count on its badge (`Store.publicChecksByHost`, `core/public-state.ts`): every listed URL and method of a
+ * listed endpoint; for an endpoint nobody lists, the URL and method of its newest public `pay`, so one never seen
+ * paying has none. The PostgreSQL store writes the same with its own placeholders.
+ */
+export const PUBLIC_FORMS_OF_HOST = `WITH l AS (SELECT url_norm, url, method FROM listings WHERE host = ?),
+  p AS (SELECT DISTINCT ON (url_norm) url_norm, url, method FROM receipts
+    WHERE host = ? AND public_state AND verdict = 'pay' AND url_norm NOT IN (SELECT url_norm FROM l)
+    ORDER BY url_norm, issued_at DESC, id DESC),
+  f AS (SELECT url_norm, url, method FROM l UNION ALL SELECT url_norm, url, method FROM p)`;
+
 export function toStoredObservation(row: Record<string, unknown>): Observation {
   return {
     observed_at: String(row.observed_at),

@@ -17,6 +17,17 @@ export function createMemoryStore(): Store {
   let listings: Array<Listing & { urlNorm: string }> = [];
   const paidCalls: PaidCallRecord[] = [];
   const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
+  /** `PUBLIC_FORMS_OF_HOST` of the other stores: a listed form of the row's endpoint, else that of its newest pay. */
+  const inPublicForm = (row: ReceiptRow): boolean => {
+    const listed = listings.filter((l) => l.urlNorm === row.urlNorm);
+    if (listed.length > 0) return listed.some((l) => l.url === row.url && l.method === row.method);
+    let form: ReceiptRow | null = null;
+    for (const other of receiptsByHost.get(hostOf(row.urlNorm) ?? '') ?? []) {
+      if (other.urlNorm !== row.urlNorm || other.verdict !== 'pay' || !isPublicState(other.body)) continue;
+      if (form === null || newer(other, form)) form = other;
+    }
+    return form !== null && form.url === row.url && form.method === row.method;
+  };
 
   const store: Store = {
     indexReceipts(rows) {
@@ -45,10 +56,11 @@ export function createMemoryStore(): Store {
     async receipt(id) {
       return receipts.get(id)?.body ?? null;
     },
-    async latestReceiptByUrl(urlNorm) {
+    async latestReceiptByUrl(urlNorm, form) {
       let best: ReceiptRow | null = null;
       for (const row of receipts.values()) {
-        if (row.urlNorm !== urlNorm || !isPublicState(row.body)) continue;
+        if (row.urlNorm !== urlNorm || row.url !== form.url || row.method !== form.method) continue;
+        if (!isPublicState(row.body)) continue;
         if (!best || newer(row, best)) best = row;
       }
       return best?.body ?? null;
@@ -109,7 +121,7 @@ export function createMemoryStore(): Store {
     },
     async publicChecksByHost(host, limit) {
       return [...(receiptsByHost.get(host) ?? [])]
-        .filter((row) => isPublicState(row.body))
+        .filter((row) => isPublicState(row.body) && inPublicForm(row))
         .sort((a, b) => (newer(a, b) ? -1 : 1))
         .slice(0, limit)
         .map((row) => row.body);

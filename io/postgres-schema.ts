@@ -97,6 +97,19 @@ CREATE INDEX invoice_overpayments_by_integrator ON invoice_overpayments (integra
 CREATE TABLE invoice_runs (month TEXT PRIMARY KEY, ran_at TEXT NOT NULL);
 `,
   },
+  {
+    version: 6,
+    name: "receipts by the exact URL and method requested, and listings by host, for a URL's public state",
+    // by-url reads the newest public receipt of one exact form, a badge the listed forms of one host
+    // (core/public-state.ts). Receipts already carry `url` and `method`; a listing's host is read from its
+    // normalized URL (lower-case, no default port, no userinfo: what follows `://` up to the path or query).
+    sql: `
+CREATE INDEX receipts_by_form ON receipts (url, method, issued_at DESC, id DESC) WHERE public_state;
+ALTER TABLE listings ADD COLUMN host TEXT;
+UPDATE listings SET host = substring(url_norm from '://([^/?]*)');
+CREATE INDEX listings_by_host ON listings (host);
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

@@ -152,10 +152,10 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
       const [row] = await sql`SELECT body FROM receipts WHERE id = ${id}`;
       return row ? (JSON.parse(String(row.body)) as Record<string, unknown>) : null;
     },
-    async latestReceiptByUrl(urlNorm) {
+    async latestReceiptByUrl(urlNorm, form) {
       await flush();
-      const [row] = await sql`SELECT body FROM receipts WHERE url_norm = ${urlNorm} AND public_state
-        ORDER BY issued_at DESC, id DESC LIMIT 1`;
+      const [row] = await sql`SELECT body FROM receipts WHERE url = ${form.url} AND method = ${form.method}
+        AND url_norm = ${urlNorm} AND public_state ORDER BY issued_at DESC, id DESC LIMIT 1`;
       return row ? (JSON.parse(String(row.body)) as Record<string, unknown>) : null;
     },
     async listReceipts({ mode, page, pageSize }) {
@@ -182,6 +182,7 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
         asset: l.asset,
         pay_to: l.payTo,
         source: l.source,
+        host: hostOf(l.urlNorm),
       }));
       await sql.begin(async (tx) => {
         await tx`DELETE FROM listings WHERE source IN ${tx([...new Set(rows.map((row) => row.source))])}`;
@@ -209,8 +210,16 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
     },
     async publicChecksByHost(host, limit) {
       await flush();
-      const rows = await sql`SELECT body FROM receipts WHERE host = ${host} AND public_state
-        ORDER BY issued_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`;
+      // `PUBLIC_FORMS_OF_HOST` (io/_store-rows.ts): the listed forms of the host's endpoints, else their newest pay's.
+      const rows = await sql`WITH l AS (SELECT url_norm, url, method FROM listings WHERE host = ${host}),
+          p AS (SELECT DISTINCT ON (url_norm) url_norm, url, method FROM receipts
+            WHERE host = ${host} AND public_state AND verdict = 'pay' AND url_norm NOT IN (SELECT url_norm FROM l)
+            ORDER BY url_norm, issued_at DESC, id DESC),
+          f AS (SELECT url_norm, url, method FROM l UNION ALL SELECT url_norm, url, method FROM p)
+        SELECT r.body FROM receipts r
+        WHERE r.host = ${host} AND r.public_state
+          AND EXISTS (SELECT 1 FROM f WHERE f.url_norm = r.url_norm AND f.url = r.url AND f.method = r.method)
+        ORDER BY r.issued_at DESC, r.id DESC LIMIT ${Math.max(0, Math.floor(limit))}`;
       return rows.map((row) => JSON.parse(String(row.body)) as Record<string, unknown>);
     },
     flush,

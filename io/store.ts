@@ -7,7 +7,9 @@
  * queued and flushed in batches off the request path. Reads see queued writes (`flush()` first).
  */
 import type { PaidCallRecord } from '../core/catalog.ts';
+import { settleListings } from '../core/listing-dispute.ts';
 import type { HttpMethod, Listing, Observation } from '../core/model.ts';
+import type { PublicForm } from '../core/public-state.ts';
 import type { HostCheck, HostObservation } from '../core/reputation.ts';
 
 /** The indexed columns of a receipt; `body` is the whole signed receipt. */
@@ -66,8 +68,11 @@ export type Store = {
   /** The last 30 observations of an endpoint, newest first. */
   observations(urlNorm: string, method: HttpMethod): Promise<Observation[]>;
   receipt(id: string): Promise<Record<string, unknown> | null>;
-  /** The newest receipt that is the URL's public state (`core/public-state.ts`), null when none is. */
-  latestReceiptByUrl(urlNorm: string): Promise<Record<string, unknown> | null>;
+  /**
+   * The newest receipt of the normalized URL that is public state (`core/public-state.ts`) and was requested in
+   * exactly `form` (URL as requested and method; `publicFormOf` picks it), null when none is.
+   */
+  latestReceiptByUrl(urlNorm: string, form: PublicForm): Promise<Record<string, unknown> | null>;
   /** Receipts newest first; `mode` filters (`dry-run`). */
   listReceipts(query: {
     mode?: 'live' | 'dry-run';
@@ -95,8 +100,10 @@ export type Store = {
   /** The newest check receipts of `host`, newest first. */
   checksByHost(host: string, limit: number): Promise<HostCheck[]>;
   /**
-   * The newest receipts of `host` (URL host, port included) that are a URL's public state (`core/public-state.ts`),
-   * whole signed bodies, newest first: what the host's badge shows.
+   * The newest receipts of `host` (URL host, port included) that are a URL's public state (`core/public-state.ts`)
+   * in their endpoint's form: a listed form of a listed endpoint (any listing names its URL and method), else the
+   * URL and method of the endpoint's newest public `pay` (none before one). Whole signed bodies, newest first: what
+   * the host's badge shows.
    */
   publicChecksByHost(host: string, limit: number): Promise<Record<string, unknown>[]>;
   flush(): Promise<void>;
@@ -111,10 +118,16 @@ export type PaidCallQuery = { task?: string; endpoint?: string; host?: string; p
 
 export const OBSERVATIONS_KEPT = 30;
 
-/** Listing sources are ranked by name when several list one endpoint, so the choice is stable. */
+/**
+ * The listing a check of an endpoint is held to, from every listing of its normalized URL: none when they disagree
+ * on wallet, network or price (`core/listing-dispute.ts`); else the method's own listing if any, sources ranked by
+ * name so the choice is stable.
+ */
 export function pickListing(candidates: Listing[], method: HttpMethod): Listing | null {
-  const same = candidates.filter((listing) => listing.method === method);
-  const pool = same.length > 0 ? same : candidates;
+  const settled = settleListings(candidates);
+  if (settled.disputed) return null;
+  const same = settled.pool.filter((listing) => listing.method === method);
+  const pool = same.length > 0 ? same : settled.pool;
   return [...pool].sort((a, b) => a.source.localeCompare(b.source))[0] ?? null;
 }
 

@@ -1,11 +1,13 @@
 /**
  * Receipts are public and free to read (spec §4): one by id, a URL's public state (the newest receipt that
- * `core/public-state.ts` accepts: never a dry run or a caller's own expectation), and a paged list.
+ * `core/public-state.ts` accepts: never a dry run or a caller's own expectation, and only in the endpoint's listed
+ * form, else exactly the URL and method asked, `method` GET unless given), and a paged list.
  *
  * Paging (spec leaves it open): `page` is 1-based, `page_size` 1 to 500 (default 50), newest first; `type=dry-run`
  * keeps dry runs only, `type=live` live checks only. The answer carries `total`, `pages`, and `next`/`prev` URLs.
  */
 import type { H3 } from 'h3';
+import { publicFormOf } from '../../core/public-state.ts';
 import { isReceiptId } from '../../core/receipt.ts';
 import { parseTargetUrl } from '../../core/url.ts';
 import type { AppDeps } from '../deps.ts';
@@ -16,16 +18,24 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Registers the receipt routes. */
 export function receiptRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/receipts/by-url', async (event) => {
-    const url = new URL(event.req.url).searchParams.get('url');
+    const query = new URL(event.req.url).searchParams;
+    const url = query.get('url');
     if (!url) throw apiError(400, 'missing_url', 'Parameter url is required.');
     const target = parseTargetUrl(url);
     if (!target.ok) throw apiError(400, 'bad_url', target.message);
-    const receipt = await deps.store.latestReceiptByUrl(target.normalized);
+    const method = query.get('method') ?? 'GET';
+    if (method !== 'GET' && method !== 'POST')
+      throw apiError(400, 'bad_method', 'method must be GET or POST.');
+    // Only receipts of the endpoint's listed form, else of exactly what is asked, are its public state: a check
+    // of a variant (a trailing slash, another method) never becomes the URL's record.
+    const listing = await deps.store.listing(target.normalized, method);
+    const form = publicFormOf(listing, { url: target.url.href, method });
+    const receipt = await deps.store.latestReceiptByUrl(target.normalized, form);
     if (!receipt) {
       throw apiError(
         404,
         'receipt_not_found',
-        'No public receipt for that URL yet: dry runs and checks made with the caller’s own pay_to, network, claimed_price or expiry check are not a URL’s public state.',
+        'No public receipt for that URL yet: dry runs, checks made with the caller’s own pay_to, network, claimed_price or expiry check, and checks of another form of the URL or another method than its listed one (or, unlisted, the one asked) are not a URL’s public state.',
       );
     }
     event.res.headers.set('cache-control', 'public, max-age=60');

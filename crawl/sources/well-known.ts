@@ -1,6 +1,7 @@
 /**
  * An origin's `/.well-known/x402` (x402-notes §6.3): the resources it lists, probed with GET and no expectation
- * beyond the live 402 (the document carries no price or wallet).
+ * beyond the live 402 (the document carries no price or wallet). Its items of the document's own origin are
+ * first-party evidence: they outrank third-party listings of the same URL (`core/listing-dispute.ts`).
  */
 import { parseWellKnown } from '../../core/listing-pages.ts';
 import { itemsNote } from '../../core/source-listing.ts';
@@ -19,9 +20,11 @@ export async function readWellKnown(fetchJson: FetchJson, name: string, origin: 
   if (!fetched.ok) return failedSource(name, fetched.note);
   const doc = parseWellKnown(fetched.value, name);
   if (!doc.ok) return failedSource(name, doc.message);
+  const own = new URL(wellKnownUrl(origin)).origin;
   return {
     name,
-    listings: doc.listings,
+    // Only the origin speaks under its /.well-known/; what it says of other origins is a third-party listing.
+    listings: doc.listings.map((l) => (new URL(l.url).origin === own ? { ...l, firstParty: true } : l)),
     report: {
       ok: true,
       items: doc.listings.length,

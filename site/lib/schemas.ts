@@ -72,6 +72,7 @@ export const SkipPageShown = v.pipe(
         'source_list',
         'timestamp',
         'permalink',
+        'carried_from',
       ]),
     ),
   })),

@@ -9,12 +9,19 @@ import { outcomeOf402 } from '../../fixtures/probe.ts';
 import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
 
 const OTHER_WALLET = '0x9999999999999999999999999999999999999999';
-/** The fake seller answers its 402 to GET, and 405 to POST. */
+/**
+ * The fake seller answers its 402 to GET, and 405 to POST. Under `/strict/` it is stricter, as a real seller may
+ * be: 404 to a trailing slash, to a query and to POST.
+ */
 const prober = {
   async probe(url: string, method: 'GET' | 'POST'): Promise<ProbeOutcome> {
     const outcome = outcomeOf402(url);
-    if (method === 'GET' || outcome.kind !== 'response') return outcome;
-    return { ...outcome, response: { ...outcome.response, status: 405, headers: {}, methodUsed: 'POST' } };
+    if (outcome.kind !== 'response') return outcome;
+    const strict = new URL(url).pathname.startsWith('/strict/');
+    const exact = method === 'GET' && !url.endsWith('/') && !url.includes('?');
+    const status = strict ? (exact ? 402 : 404) : method === 'GET' ? 402 : 405;
+    if (status === 402) return outcome;
+    return { ...outcome, response: { ...outcome.response, status, headers: {}, methodUsed: method } };
   },
 };
 
@@ -26,11 +33,12 @@ afterAll(() => spot.stop());
 
 let n = 0;
 const check = async (url: string, extra: string) => {
-  // Each call from its own address, so no free tier runs out.
+  // Each call from its own address, so no free tier runs out …
   const res = await appFetch(
     spot.service,
     `/v1/products/endpoint-spot-check?url=${encodeURIComponent(url)}${extra}`,
-    { ip: `198.51.100.${++n}` },
+    // … and each /24 at most 20 times, under the free tier's ceiling per network.
+    { ip: `198.51.${100 + Math.floor(++n / 20)}.${n % 256}` },
   );
   expect(res.status).toBe(200);
   return ((await res.json()) as { receipt_id: string; verdict: string }).receipt_id;
@@ -75,5 +83,48 @@ describe('by-url shows the public state', () => {
     await check(url, '');
     const later = await check(url, '');
     expect(((await (await byUrl(url)).json()) as { id: string }).id).toBe(later);
+  });
+
+  it.each([
+    ['a check of the URL with a trailing slash', (url: string) => [`${url}/`, '']],
+    ['a check of the URL with POST', (url: string) => [url, '&method=POST']],
+    ['a check of the URL with its query written otherwise', (url: string) => [`${url}?`, '']],
+    ['a check of a made-up path of the same host', (url: string) => [`${url}-made-up/`, '']],
+  ] as Array<[string, (url: string) => [string, string]]>)(
+    '%s that the seller answers 404 does not replace it, nor grey its badge',
+    async (_name, variant) => {
+      const host = `strict-${++n}.example`;
+      const url = `https://${host}/strict/weather`;
+      const own = await check(url, '');
+      const [other, extra] = variant(url);
+      await check(other, extra);
+      const receipt = (await (await byUrl(url)).json()) as Record<string, unknown>;
+      expect(receipt).toMatchObject({ id: own, verdict: 'pay' });
+      const badge = await appFetch(spot.service, `/badge/${host}.json`, { ip: '203.0.113.98' });
+      expect(((await badge.json()) as { message: string }).message).toMatch(/^pay/);
+    },
+  );
+
+  it('answers a variant asked by name with that variant, and a POST asked with method=POST', async () => {
+    const url = `https://seller.example/strict/asked/${++n}`;
+    await check(url, '');
+    const slash = await check(`${url}/`, '');
+    const post = await check(url, '&method=POST');
+    expect(((await (await byUrl(`${url}/`)).json()) as { id: string }).id).toBe(slash);
+    const asked = await appFetch(
+      spot.service,
+      `/v1/receipts/by-url?url=${encodeURIComponent(url)}&method=POST`,
+      { ip: '203.0.113.97' },
+    );
+    expect(((await asked.json()) as { id: string }).id).toBe(post);
+    const bad = await appFetch(
+      spot.service,
+      `/v1/receipts/by-url?url=${encodeURIComponent(url)}&method=PUT`,
+      {
+        ip: '203.0.113.97',
+      },
+    );
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: 'bad_method' } });
   });
 });

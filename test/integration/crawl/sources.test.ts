@@ -69,7 +69,10 @@ beforeAll(async () => {
         );
       }
       case '/.well-known/x402':
-        return send(200, JSON.stringify({ version: 1, resources: ['https://o.example/a', 42] }));
+        return send(
+          200,
+          JSON.stringify({ version: 1, resources: ['https://o.example/a', 42, `${base}/own`] }),
+        );
       case '/five-hundred':
         return send(500, '{}');
       default:
@@ -126,8 +129,10 @@ describe('listing sources', () => {
 
   it("reads an origin's /.well-known/x402 and counts the bad entries", async () => {
     const got = await read(`${base}/`);
-    expect(got.listings.map((l) => l.url)).toEqual(['https://o.example/a']);
-    expect(got.report).toMatchObject({ ok: true, items: 1, note: expect.stringMatching(/1 refused/) });
+    expect(got.listings.map((l) => l.url)).toEqual(['https://o.example/a', `${base}/own`]);
+    expect(got.report).toMatchObject({ ok: true, items: 2, note: expect.stringMatching(/1 refused/) });
+    // Only the URL of the document's own origin is first-party evidence.
+    expect(got.listings.map((l) => l.firstParty === true)).toEqual([false, true]);
   });
 
   it('reports a failing source, never throws', async () => {

@@ -20,6 +20,8 @@ const NOW = new Date('2026-11-24T04:00:00.000Z');
 const signer = { kid: 'k1', sign: (bytes: Uint8Array) => new Uint8Array(64).fill(bytes.length % 251) };
 const ID = 'sc-bbbbbbbbbbbbbbbbbbbbbbbbba';
 const { body: _body, ...row } = checkRow(ID, 'https://x.example/', 'pay', NOW.toISOString());
+/** The form the receipt was requested in: the only one whose receipts are the URL's public state. */
+const X_FORM = { url: 'https://x.example/', method: 'GET' } as const;
 const unsigned = { id: ID, issued_at: NOW.toISOString(), verdict: 'pay', note: 'é ünïcode \u2028', n: 1.5 };
 
 let dir: string;
@@ -65,7 +67,7 @@ describe('receipt files after the answer', () => {
     // The signature covers the same RFC 8785 bytes as the one-object path.
     expect(issued).toEqual(signReceipt(unsigned, signer));
     // The ledger hands the file to its writer once the receipt is durable; the writer batches it with its turn.
-    await vi.waitFor(() => expect(writer.queued).toEqual([ID]));
+    await vi.waitFor(() => expect(writer.queued).toEqual([ID]), { timeout: 20_000 });
     expect(existsSync(join(dir, 'receipts', `${ID}.json`))).toBe(false);
     expect(await first.ledger.get(ID)).toEqual(issued);
     // SIGKILL here: no checkpoint, no file. Only the journal's lock is released so the same process can reopen it.
@@ -121,7 +123,7 @@ describe("the embedded index and the ledger's files", () => {
     const publicCheck = checkRow(ID, 'https://x.example/', 'pay', NOW.toISOString()).body;
     const issued = await first.ledger.issue(publicCheck, { row, observation: null, attached: null });
     expect(await first.store.receipt(ID)).toEqual(issued);
-    expect(await first.store.latestReceiptByUrl('https://x.example/')).toEqual(issued);
+    expect(await first.store.latestReceiptByUrl('https://x.example/', X_FORM)).toEqual(issued);
     await first.ledger.checkpoint();
     await first.store.close();
     await first.journal.close();
@@ -129,7 +131,7 @@ describe("the embedded index and the ledger's files", () => {
     // After a restart nothing is in memory: the bodies come from the file.
     const second = await openEmbedded();
     expect(await second.store.receipt(ID)).toEqual(issued);
-    expect(await second.store.latestReceiptByUrl('https://x.example/')).toEqual(issued);
+    expect(await second.store.latestReceiptByUrl('https://x.example/', X_FORM)).toEqual(issued);
     expect(await second.store.publicChecksByHost('x.example', 10)).toEqual([issued]);
     // The index held no copy: every body came through the ledger.
     expect(bodiesRead).toEqual([ID, ID, ID, ID, ID]);

@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { paidCallRecord } from '../../../core/catalog.ts';
 import type { PublicTask } from '../../../core/tasks.ts';
+import { normalizeUrl } from '../../../core/url.ts';
 import { MIGRATIONS, migrate } from '../../../io/postgres-schema.ts';
 import { openPostgresStore } from '../../../io/postgres-store.ts';
 import { postgresTasks } from '../../../io/postgres-tasks.ts';
@@ -28,6 +29,60 @@ describe.skipIf(postgresMissing !== null)('postgres store', () => {
       expect(applied.map((row) => row.version)).toEqual(MIGRATIONS.map((m) => m.version));
     } finally {
       await Promise.all(pools.map((sql) => sql.end()));
+    }
+  });
+
+  it('keeps the receipts and listings of a database made before the exact-form index, and answers them by their form', async () => {
+    const url = await pg.createDatabase();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const before = MIGRATIONS.filter((m) => m.name.startsWith('receipts by the exact URL') === false);
+    try {
+      await sql`CREATE TABLE schema_migrations (
+        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+      for (const m of before) {
+        await sql.unsafe(m.sql);
+        await sql`INSERT INTO schema_migrations (version, name) VALUES (${m.version}, ${m.name})`;
+      }
+      const body = (id: string) =>
+        JSON.stringify(checkRow(id, 'https://old.example/x', 'pay', '2026-11-01T00:00:00.000Z').body);
+      // The seller's own check, then two newer ones of variants it answers 404; and a listed POST endpoint.
+      for (const [id, at, requested, method, verdict] of [
+        ['sc-plain', '2026-11-01T00:00:00.000Z', 'https://old.example/x', 'GET', 'pay'],
+        ['sc-slash', '2026-11-02T00:00:00.000Z', 'https://old.example/x/', 'GET', 'skip'],
+        ['sc-post', '2026-11-03T00:00:00.000Z', 'https://old.example/x', 'POST', 'skip'],
+        ['sc-listed', '2026-11-04T00:00:00.000Z', 'https://old.example/l/', 'POST', 'skip'],
+      ] as const) {
+        await sql`INSERT INTO receipts (id, type, issued_at, url, url_norm, host, method, verdict, reason, check_type,
+          mode, tier, body, public_state) VALUES (${id}, 'check', ${at}, ${requested},
+          ${normalizeUrl(requested)}, 'old.example', ${method}, ${verdict}, 'price_ok', 'dry-run', 'live', 'free',
+          ${body(id)}, true)`;
+      }
+      await sql`INSERT INTO listings (url_norm, method, url, source)
+        VALUES ('https://old.example/l', 'POST', 'https://old.example/l/', 'cdp')`;
+    } finally {
+      await sql.end();
+    }
+    const store = await openPostgresStore(url);
+    try {
+      const form = { url: 'https://old.example/x', method: 'GET' } as const;
+      expect((await store.latestReceiptByUrl('https://old.example/x', form))?.id).toBe('sc-plain');
+      expect((await store.publicChecksByHost('old.example', 10)).map((b) => b.id)).toEqual([
+        'sc-listed',
+        'sc-plain',
+      ]);
+      expect(await store.listing('https://old.example/l', 'GET')).toMatchObject({
+        method: 'POST',
+        source: 'cdp',
+      });
+    } finally {
+      await store.close();
+    }
+    const check = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const [index] = await check`SELECT indexname FROM pg_indexes WHERE indexname = 'receipts_by_form'`;
+      expect(index?.indexname).toBe('receipts_by_form');
+    } finally {
+      await check.end();
     }
   });
 

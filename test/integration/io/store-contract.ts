@@ -4,7 +4,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newestFirst, paidCallRecord } from '../../../core/catalog.ts';
 import type { Observation } from '../../../core/model.ts';
+import { normalizeUrl } from '../../../core/url.ts';
 import type { ReceiptRow, Store } from '../../../io/store.ts';
+
+/** The plain form of `https://a.example/x`: that URL exactly, GET. */
+const PLAIN_X = { url: 'https://a.example/x', method: 'GET' } as const;
 
 export function testStore(name: string, open: () => Promise<Store>): void {
   describe(`store contract: ${name}`, () => {
@@ -80,8 +84,13 @@ export function testStore(name: string, open: () => Promise<Store>): void {
         check('sc-new', '2026-11-02T00:00:00.000Z'),
         { ...check('sc-other', '2026-11-03T00:00:00.000Z'), urlNorm: 'https://b.example' },
       ]);
-      expect((await store.latestReceiptByUrl('https://a.example/x'))?.id).toBe('sc-new');
-      expect(await store.latestReceiptByUrl('https://nobody.example')).toBeNull();
+      expect((await store.latestReceiptByUrl('https://a.example/x', PLAIN_X))?.id).toBe('sc-new');
+      expect(
+        await store.latestReceiptByUrl('https://nobody.example', {
+          url: 'https://nobody.example/',
+          method: 'GET',
+        }),
+      ).toBeNull();
     });
 
     it('answers by URL only a receipt that is public state, never a newer dry run or caller expectation', async () => {
@@ -98,7 +107,22 @@ export function testStore(name: string, open: () => Promise<Store>): void {
           body: { type: 'payment-status' },
         },
       ]);
-      expect((await store.latestReceiptByUrl('https://a.example/x'))?.id).toBe('sc-public');
+      expect((await store.latestReceiptByUrl('https://a.example/x', PLAIN_X))?.id).toBe('sc-public');
+    });
+
+    it('answers by URL only a receipt of the exact URL and method asked, never a variant of them', async () => {
+      const u = 'https://a.example/x';
+      store.indexReceipts([
+        check('sc-plain', '2026-11-01T00:00:00.000Z'),
+        { ...check('sc-slash', '2026-11-02T00:00:00.000Z'), url: 'https://a.example/x/' },
+        { ...check('sc-post', '2026-11-03T00:00:00.000Z'), method: 'POST' },
+      ]);
+      expect((await store.latestReceiptByUrl(u, PLAIN_X))?.id).toBe('sc-plain');
+      expect((await store.latestReceiptByUrl(u, { url: 'https://a.example/x/', method: 'GET' }))?.id).toBe(
+        'sc-slash',
+      );
+      expect((await store.latestReceiptByUrl(u, { url: u, method: 'POST' }))?.id).toBe('sc-post');
+      expect(await store.latestReceiptByUrl(u, { url: 'https://a.example/x?', method: 'GET' })).toBeNull();
     });
 
     it('pages receipts newest first and filters dry runs', async () => {
@@ -153,12 +177,44 @@ export function testStore(name: string, open: () => Promise<Store>): void {
         payTo: '0x1111111111111111111111111111111111111111',
         source,
       });
-      expect(await store.importListings([listing('bazaar', 0.01), listing('zeta', 0.05)])).toBe(2);
-      expect((await store.listing('https://a.example/x', 'GET'))?.priceUsd).toBe(0.01);
+      expect(await store.importListings([listing('bazaar', 0.01), listing('zeta', 0.01)])).toBe(2);
+      expect(await store.listing('https://a.example/x', 'GET')).toMatchObject({
+        source: 'bazaar',
+        priceUsd: 0.01,
+      });
+      await store.importListings([listing('zeta', 0.02)]);
+      // The two sources now disagree on the price: neither is an expectation.
+      expect(await store.listing('https://a.example/x', 'GET')).toBeNull();
       await store.importListings([listing('bazaar', 0.02)]);
       expect((await store.listing('https://a.example/x', 'GET'))?.priceUsd).toBe(0.02);
       expect((await store.listing('https://a.example/x', 'POST'))?.source).toBe('bazaar');
       expect(await store.listing('https://b.example', 'GET')).toBeNull();
+    });
+
+    it('holds no listing of a URL whose listings disagree on wallet or network, as a check reads it too', async () => {
+      const u = 'https://d.example/x';
+      const listing = (source: string, method: 'GET' | 'POST', payTo: string, network = 'eip155:8453') => ({
+        urlNorm: u,
+        url: u,
+        method,
+        priceUsd: 0.01,
+        network,
+        asset: null,
+        payTo,
+        source,
+      });
+      await store.importListings([
+        listing('a', 'GET', '0x1111111111111111111111111111111111111111'),
+        listing('b', 'POST', '0x9999999999999999999999999999999999999999'),
+      ]);
+      expect(await store.listing(u, 'GET')).toBeNull();
+      expect((await store.endpoint(u, 'GET')).listing).toBeNull();
+      await store.importListings([
+        listing('b', 'GET', '0x1111111111111111111111111111111111111111', 'eip155:137'),
+      ]);
+      expect(await store.listing(u, 'GET')).toBeNull();
+      await store.importListings([listing('b', 'GET', '0x1111111111111111111111111111111111111111')]);
+      expect(await store.listing(u, 'GET')).toMatchObject({ source: 'a' });
     });
 
     it("reads an endpoint's listing and observations in one call, as the two reads answer them", async () => {
@@ -169,7 +225,7 @@ export function testStore(name: string, open: () => Promise<Store>): void {
           urlNorm: u,
           url: u,
           method: 'POST',
-          priceUsd: 0.02,
+          priceUsd: 0.01,
           network: 'eip155:8453',
           asset: null,
           payTo: null,
@@ -216,7 +272,7 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       const later = await store.endpoint(u, 'GET');
       expect(later).toEqual(await both());
       expect(later.observations[0]?.pay_to).toBe('0x2222222222222222222222222222222222222222');
-      expect((await store.endpoint(u, 'POST')).listing).toMatchObject({ source: 'a', priceUsd: 0.02 });
+      expect((await store.endpoint(u, 'POST')).listing).toMatchObject({ source: 'a', priceUsd: 0.01 });
     });
 
     const paid = (url: string, minute: number, task = 'fx-rate') =>
@@ -369,13 +425,65 @@ export function testStore(name: string, open: () => Promise<Store>): void {
         row('sc-2', '2026-11-02T00:00:00.000Z', { body: { ...live('sc-2'), mode: 'dry-run' } }),
         row('sc-3', '2026-11-03T00:00:00.000Z', { body: { ...live('sc-3'), expected_source: 'request' } }),
         row('sc-4', '2026-11-04T00:00:00.000Z', { body: live('sc-4') }),
-        row('sc-5', '2026-11-05T00:00:00.000Z', { urlNorm: 'https://a.example:8443/x', body: live('sc-5') }),
+        row('sc-5', '2026-11-05T00:00:00.000Z', {
+          url: 'https://a.example:8443/x',
+          urlNorm: 'https://a.example:8443/x',
+          body: live('sc-5'),
+        }),
         row('ps-1', '2026-11-06T00:00:00.000Z', { type: 'payment-status', verdict: null, reason: null }),
       ]);
       expect(await store.publicChecksByHost('a.example', 10)).toEqual([live('sc-4'), live('sc-1')]);
       expect(await store.publicChecksByHost('a.example', 1)).toEqual([live('sc-4')]);
       expect(await store.publicChecksByHost('a.example:8443', 10)).toEqual([live('sc-5')]);
       expect(await store.publicChecksByHost('nobody.example', 10)).toEqual([]);
+    });
+
+    it("answers for a host's badge only receipts in their endpoint's form: the listed one, else that of its newest pay", async () => {
+      const live = (id: string) => ({ id, type: 'check', mode: 'live', expected_source: null });
+      const at = (i: number) => new Date(Date.UTC(2026, 10, 1, i)).toISOString();
+      const r = (id: string, i: number, url: string, method: 'GET' | 'POST', verdict: 'pay' | 'skip') =>
+        row(id, at(i), { url, urlNorm: normalizeUrl(url), method, verdict, body: live(id) });
+      await store.importListings([
+        {
+          urlNorm: 'https://f.example/listed',
+          url: 'https://f.example/listed/',
+          method: 'POST',
+          priceUsd: null,
+          network: null,
+          asset: null,
+          payTo: null,
+          source: 'a',
+        },
+      ]);
+      store.indexReceipts([
+        r('sc-x', 1, 'https://f.example/x', 'GET', 'pay'),
+        r('sc-post-only', 2, 'https://f.example/p', 'POST', 'pay'),
+        r('sc-slash-canonical', 3, 'https://f.example/s/', 'GET', 'pay'),
+        r('sc-listed', 4, 'https://f.example/listed/', 'POST', 'skip'),
+        // Variants of each, newer, answered 404: a trailing slash, another method, the slash dropped.
+        r('sc-x-slash', 5, 'https://f.example/x/', 'GET', 'skip'),
+        r('sc-x-post', 6, 'https://f.example/x', 'POST', 'skip'),
+        r('sc-p-get', 7, 'https://f.example/p', 'GET', 'skip'),
+        r('sc-s-plain', 8, 'https://f.example/s', 'GET', 'skip'),
+        r('sc-listed-get', 9, 'https://f.example/listed', 'GET', 'pay'),
+        // A URL never seen paying says nothing about the host: a stranger's check of any path would grey it.
+        r('sc-nothing', 10, 'https://f.example/nothing', 'GET', 'skip'),
+        r('sc-root', 11, 'https://f.example/', 'GET', 'pay'),
+        // A later check in the endpoint's own form counts, whatever it finds (the seller broke).
+        r('sc-x-later', 12, 'https://f.example/x', 'GET', 'skip'),
+      ]);
+      expect((await store.publicChecksByHost('f.example', 20)).map((b) => b.id)).toEqual([
+        'sc-x-later',
+        'sc-root',
+        'sc-listed',
+        'sc-slash-canonical',
+        'sc-post-only',
+        'sc-x',
+      ]);
+      expect((await store.publicChecksByHost('f.example', 2)).map((b) => b.id)).toEqual([
+        'sc-x-later',
+        'sc-root',
+      ]);
     });
 
     it("answers a host's receipts from its host column, never reading another host's rows (issue 7 item 8)", async () => {
@@ -401,7 +509,7 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       store.indexReceipts([
         row('sc-a1', '2026-11-01T00:00:00.000Z', { body: live('sc-a1') }),
         row('sc-a2', '2026-11-03T00:00:00.000Z', {
-          url: 'https://user@A.example/x',
+          url: 'https://a.example/x',
           urlNorm: 'https://a.example/x',
           body: live('sc-a2'),
         }),

@@ -128,7 +128,7 @@ describe('duckdb: a database made before public_state', () => {
 
     const store = await openDuckDbStore(path);
     try {
-      expect((await store.latestReceiptByUrl(url))?.id).toBe('sc-live');
+      expect((await store.latestReceiptByUrl(url, { url, method: 'GET' }))?.id).toBe('sc-live');
     } finally {
       await store.close();
     }
@@ -159,7 +159,12 @@ describe('duckdb: a database made before the host column (issue 7 item 8)', () =
         CREATE TABLE observations (
           url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, observed_at VARCHAR NOT NULL, http_status INTEGER,
           price_usd DOUBLE, amount_atomic VARCHAR, network VARCHAR, asset VARCHAR, pay_to VARCHAR,
-          PRIMARY KEY (url_norm, method, observed_at));`);
+          PRIMARY KEY (url_norm, method, observed_at));
+        CREATE TABLE listings (
+          url_norm VARCHAR NOT NULL, method VARCHAR NOT NULL, url VARCHAR NOT NULL, price_usd DOUBLE, network VARCHAR,
+          asset VARCHAR, pay_to VARCHAR, source VARCHAR NOT NULL, PRIMARY KEY (url_norm, method, source));
+        INSERT INTO listings VALUES ('https://a.example:8443/y', 'GET', 'https://a.example:8443/y', NULL, NULL, NULL,
+          NULL, 'cdp');`);
       for (const [id, urlNorm] of [
         ['sc-1', 'https://a.example/x'],
         ['sc-2', 'https://a.example:8443/y'],
@@ -191,6 +196,20 @@ describe('duckdb: a database made before the host column (issue 7 item 8)', () =
     try {
       expect(await store.checksByHost('a.example', 10)).toHaveLength(1);
       expect(await store.observationsByHost('a.example', 10)).toHaveLength(1);
+      // A listing of the old file stands for its endpoint's form on the badge; an import after it adds its host too.
+      expect(await store.listing('https://a.example:8443/y', 'GET')).toMatchObject({ source: 'cdp' });
+      await store.importListings([
+        {
+          url: 'https://b.example/z',
+          urlNorm: 'https://b.example/z',
+          method: 'GET',
+          priceUsd: null,
+          network: null,
+          asset: null,
+          payTo: null,
+          source: 'payai',
+        },
+      ]);
     } finally {
       await store.close();
     }
@@ -202,9 +221,13 @@ describe('duckdb: a database made before the host column (issue 7 item 8)', () =
         { id: 'sc-2', host: 'a.example:8443' },
       ]);
       expect(await select(db, 'SELECT host FROM observations', [])).toEqual([{ host: 'a.example' }]);
+      expect(await select(db, 'SELECT source, host FROM listings ORDER BY source', [])).toEqual([
+        { source: 'cdp', host: 'a.example:8443' },
+        { source: 'payai', host: 'b.example' },
+      ]);
       const indexes = await select(db, 'SELECT index_name FROM duckdb_indexes() ORDER BY index_name', []);
       expect(indexes.map((i) => i.index_name)).toEqual(
-        expect.arrayContaining(['observations_by_host', 'receipts_by_host']),
+        expect.arrayContaining(['listings_by_host', 'observations_by_host', 'receipts_by_host']),
       );
     });
   });

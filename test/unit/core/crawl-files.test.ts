@@ -6,6 +6,8 @@ import { REASONS } from '../../../core/reasons.ts';
 import { rulesDocument } from '../../../core/rules.ts';
 import { buildSaves, redact } from '../../../core/saves.ts';
 import { buildSkipPages, SKIP_PAGE_SIZE } from '../../../core/skip-listing.ts';
+import { PER_DOMAIN, PER_HOST } from '../../../crawl/run.ts';
+import { MAX_IN_FLIGHT_PER_ADDRESS } from '../../../io/address-slots.ts';
 
 const BASE_URL = 'https://spotcheck.example';
 
@@ -103,6 +105,7 @@ describe('buildSkipPages', () => {
       'skip',
       'pay',
       'recheck',
+      'carried',
       'check_type',
       'lists',
       'listed_in',
@@ -208,6 +211,27 @@ describe('buildSaves', () => {
     expect(saves.saves[0]).toMatchObject({ kind: 'asked_more', run_id: 'r1', receipt });
   });
 
+  it('keeps no earlier entry of an endpoint this run found disputed', () => {
+    const wallet = fact(3, { reason: 'pay_to_mismatch', expected_source: 'listing' });
+    const earlier = buildSaves({
+      now,
+      runId: 'r0',
+      facts: [wallet],
+      receipts: new Map([[wallet.id, receipt]]),
+      earlier: [],
+    }).saves;
+    expect(earlier).toHaveLength(1);
+    const disputed = fact(4, {
+      url: wallet.url,
+      url_norm: wallet.url_norm,
+      verdict: 'pay',
+      reason: 'price_ok',
+      disputed: ['pay_to'],
+    });
+    const saves = buildSaves({ now, runId: 'r1', facts: [disputed], receipts: new Map(), earlier });
+    expect(saves).toMatchObject({ count: 0, saves: [] });
+  });
+
   it('redacts who asked, and drops a signature that would no longer verify', () => {
     expect(redact({ id: 'x', client: 'me', kid: 'k', signature: 's' })).toEqual({ id: 'x', redacted: true });
     expect(redact(receipt)).toBe(receipt);
@@ -222,10 +246,47 @@ describe('rulesDocument', () => {
     expect(rules.limits).toMatchObject({
       free_checks_per_day: 5,
       skip_page_size: 500,
-      crawl_in_flight_per_host: 3,
+      crawl_in_flight_per_host: PER_HOST,
+      crawl_in_flight_per_domain: PER_DOMAIN,
+      probe_in_flight_per_address: MAX_IN_FLIGHT_PER_ADDRESS,
     });
+    expect(rules.crawl_method).toContain(
+      `${PER_HOST} requests in flight per host, ${PER_DOMAIN} per registrable domain and ${MAX_IN_FLIGHT_PER_ADDRESS} per server`,
+    );
     expect(rules.free_trial_headers.map((h) => h.header)).toContain('x-free-trial-remaining');
     expect(rules.hosted_bands.map((b) => b.band)).toEqual(['free_allowance', 'standard', 'volume']);
+  });
+
+  it('says a free-trial header that cannot be read still announces a trial, with no count', () => {
+    const rules = rulesDocument();
+    const trial = rules.verdict_rules.find((r) => r.reason_codes.includes('free_trial_active'));
+    expect(trial?.rule).toMatch(/cannot be read/);
+    expect(trial?.rule).toMatch(/free_trial_remaining/);
+    for (const { header, meaning } of rules.free_trial_headers)
+      expect(meaning, header).toMatch(/(active, count unknown|Same meaning)/);
+    expect(rules.free_trial_headers.map((h) => h.header)).toEqual([
+      'x-free-trial-remaining',
+      'x-trial-remaining',
+      'x-trial-used',
+      'x-free-trial',
+    ]);
+  });
+
+  it('says when listings are disputed, and that a variant of a URL never changes its public state', () => {
+    const rules = rulesDocument();
+    expect(rules.listing_disputes.join(' ')).toMatch(/\/\.well-known\/x402.*outranks third-party listings/);
+    expect(rules.listing_disputes.join(' ')).toMatch(/not exported.*saves list.*reputation/);
+    expect(rules.public_state.join(' ')).toMatch(/exactly the endpoint’s listed form/);
+  });
+
+  it('says how known answers are judged: fresh inputs, exact fields, one task per answer, a wallet per run', () => {
+    const text = rulesDocument().known_answers.join(' ');
+    expect(text).toMatch(/fresh inputs drawn from a random seed/);
+    expect(text).toMatch(/exact field by JSON pointer \(RFC 6901\)/);
+    expect(text).toMatch(/from its first character to its last/);
+    expect(text).toMatch(/passes another task of the run.*fails \(passes_other_task\)/);
+    expect(text).toMatch(/at least 6 rows/);
+    expect(text).toMatch(/wallet derived for that run alone/);
   });
 
   it('lists the supported mainnets the verdict rules name, with their USDC, and no testnet', () => {

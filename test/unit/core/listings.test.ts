@@ -35,6 +35,16 @@ describe('parseListings (npm run listings:import)', () => {
     expect(parsed).toMatchObject({ ok: false, message: expect.stringMatching(/^record 1 \(url\)/) });
   });
 
+  it('refuses a file whose records of one URL disagree on the wallet, naming two of them', () => {
+    const other = { ...good, url: 'https://api.example/x', source: 'other' };
+    expect(parseListings([good, { ...good, url: 'https://b.example' }, other]).ok).toBe(true);
+    const parsed = parseListings([good, { ...other, pay_to: '0x9999999999999999999999999999999999999999' }]);
+    expect(parsed).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^records 0 and 1 \(url\): .* another pay_to/),
+    });
+  });
+
   it('refuses a lone surrogate, which no signed receipt naming the listing could hold', () => {
     const parsed = parseListings([{ ...good, pay_to: '0x\ud800' }]);
     expect(parsed).toMatchObject({ ok: false, message: expect.stringMatching(/^record 0 \(pay_to\)/) });

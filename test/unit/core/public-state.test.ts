@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPublicState } from '../../../core/public-state.ts';
+import { isPublicState, publicFormOf } from '../../../core/public-state.ts';
 
 /** A live check receipt with no caller expectation: the URL's public state. */
 const base = {
@@ -37,5 +37,16 @@ describe('isPublicState', () => {
     ['no mode', { mode: undefined }],
   ])('%s is not', (_name, extra) => {
     expect(isPublicState({ ...base, ...extra })).toBe(false);
+  });
+});
+
+describe('the form of an endpoint whose receipts are its public state', () => {
+  it('is the listed form when a listing names the URL, else exactly what is asked', () => {
+    const asked = { url: 'https://a.example/x/', method: 'POST' } as const;
+    expect(publicFormOf(null, asked)).toEqual(asked);
+    expect(publicFormOf({ url: 'https://a.example/x', method: 'GET' }, asked)).toEqual({
+      url: 'https://a.example/x',
+      method: 'GET',
+    });
   });
 });
