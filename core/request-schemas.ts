@@ -52,10 +52,12 @@ const CheckUrlField = v.pipe(
 export const CheckInputSchema = coded(
   v.looseObject({
     url: about(
-      coded(CheckUrlField, (issue) =>
-        issue.input === undefined
-          ? { code: 'missing_url', message: 'Parameter url is required.' }
-          : { code: 'bad_url', message: issue.message },
+      coded(
+        CheckUrlField,
+        (issue) =>
+          issue.input === undefined
+            ? { code: 'missing_url', message: 'Parameter url is required.' }
+            : { code: 'bad_url', message: issue.message },
         { absent: [''] },
       ),
       'The public http(s) URL of the x402 endpoint you are about to pay. Spotcheck sends it one unpaid request and reads its 402.',
@@ -122,7 +124,11 @@ export const CheckInputSchema = coded(
       'Seconds of margin for check_expiry, 0 to 300 (default 30).',
     ),
     client: maybe(
-      coded(LabelSchema, { code: 'bad_client', message: `client must be ${LABEL_RULE}.` }, { absent: NOT_GIVEN }),
+      coded(
+        LabelSchema,
+        { code: 'bad_client', message: `client must be ${LABEL_RULE}.` },
+        { absent: NOT_GIVEN },
+      ),
       CLIENT,
     ),
     ref: maybe(
@@ -191,7 +197,10 @@ export function lookupInputSchema(options: { tasks?: readonly string[]; requireR
                     code: 'unknown_task',
                     message: `Task ${String(issue.input)} is not in the catalog; GET /v1/tasks lists the task names.`,
                   }
-                : { code: 'bad_task', message: 'task must be a task name (lower-case letters, digits, . _ -).' },
+                : {
+                    code: 'bad_task',
+                    message: 'task must be a task name (lower-case letters, digits, . _ -).',
+                  },
             { absent: NOT_GIVEN },
           ),
           'A task name from list_tasks / GET /v1/tasks.',
@@ -204,7 +213,10 @@ export function lookupInputSchema(options: { tasks?: readonly string[]; requireR
           'A service id or an endpoint URL: the facts of that one service.',
         ),
         max_price: maybe(
-          coded(UsdAmountField, ...lookupRule('bad_max_price', 'max_price must be a non-negative USD amount.')),
+          coded(
+            UsdAmountField,
+            ...lookupRule('bad_max_price', 'max_price must be a non-negative USD amount.'),
+          ),
           'Leave out services whose current price per call is above this (USD).',
         ),
         n: maybe(
@@ -215,19 +227,23 @@ export function lookupInputSchema(options: { tasks?: readonly string[]; requireR
           coded(LookupCountField, ...lookupRule('bad_limit', 'limit must be an integer from 1 to 20.')),
           'Services returned, 1 to 20 (default 10).',
         ),
-        client: maybe(coded(LabelSchema, ...lookupRule('bad_client', `client must be ${LABEL_RULE}.`)), CLIENT),
+        client: maybe(
+          coded(LabelSchema, ...lookupRule('bad_client', `client must be ${LABEL_RULE}.`)),
+          CLIENT,
+        ),
         ref: maybe(
           coded(LabelSchema, ...lookupRule('bad_ref', `ref must be ${LABEL_RULE}.`)),
           'Attribution tag only.',
         ),
         payer: maybe(
-          coded(EvmAddressField, ...lookupRule('bad_payer', 'payer must be a 0x wallet address (40 hex digits).')),
+          coded(
+            EvmAddressField,
+            ...lookupRule('bad_payer', 'payer must be a 0x wallet address (40 hex digits).'),
+          ),
           'Your wallet (0x), to report which vendor was paid; attribution only.',
         ),
       }),
-      v.check(
-        (input) => !requireReference || input.task !== undefined || input.endpoint !== undefined,
-      ),
+      v.check((input) => !requireReference || input.task !== undefined || input.endpoint !== undefined),
     ),
     { code: 'missing_task_or_endpoint', message: 'The paid lookup needs task or endpoint.' },
     {
