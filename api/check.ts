@@ -3,6 +3,7 @@
  * spec §2.1 (paid, exempt) and §2.4 (free, dry run). Every tier runs this same code on the same data; the tier
  * only chooses how much of the result the answer shows (spec §1, pricing principle).
  */
+import type { CheckFreeAnswer, CheckFullAnswer } from '../core/answer-schemas.ts';
 import { assembleCheck } from '../core/check-answer.ts';
 import type { ProbeOutcome } from '../core/model.ts';
 import { cachedProbe, type ProbeCache } from '../core/probe-cache.ts';
@@ -42,10 +43,10 @@ export type ReceiptAccess = { tier: CheckAccess['tier'] } | PaidAccess;
 
 /** A check computed but not yet issued. */
 export type CheckDraft = {
-  /** The paid-tier answer of spec §2.1, without `access`. */
-  full: Record<string, unknown>;
+  /** The paid-tier answer of spec §2.1, without `access` and `reputation`. */
+  full: CheckFullAnswer;
   /** The free-tier answer of spec §2.4, without `access`. */
-  free: Record<string, unknown>;
+  free: CheckFreeAnswer;
   /** Signs the receipt with `access`, journals it (resolving once fsynced) and publishes it with its observation. */
   issue(access: ReceiptAccess, attached: unknown): Promise<Record<string, unknown> & { id: string }>;
 };

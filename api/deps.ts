@@ -2,6 +2,7 @@
  * What the h3 app needs from the world, wired once by the entry file (`api/main.ts`) or by a test.
  */
 import type { H3Event } from 'h3';
+import type { CheckAnswerPaid } from '../core/answer-schemas.ts';
 import type { BadgeRenderer } from '../io/badge-image.ts';
 import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
@@ -25,10 +26,10 @@ export type PaidAccess = { tier: 'paid'; charged_usd: string; tx: string };
  * written (issue 12).
  */
 export type SaleAnswer =
-  | { status: number; body: Record<string, unknown> }
+  | { status: number; body: object }
   | {
       status: number;
-      complete: (access: PaidAccess) => Promise<Record<string, unknown>>;
+      complete: (access: PaidAccess) => Promise<object>;
       /** Called instead of `complete` when the settlement failed before anything was broadcast. */
       release?: () => Promise<void>;
     };
@@ -60,7 +61,7 @@ export type AppDeps = CheckDeps &
     sales: Sales;
     jwks: () => Promise<Jwks>;
     /** The seller host's reputation for paid answers; null while the store cannot say. */
-    reputation: (params: CheckParams) => Promise<Record<string, unknown> | null>;
+    reputation: (params: CheckParams) => Promise<CheckAnswerPaid['reputation']>;
     /** The chain sources of payment status; null when RPC_URLS is empty (the routes answer 503). */
     chain: ChainReaderLike | null;
     /** Hosted mode: integrators, keys, usage, invoices. Null only where an app is built without it (tests of other

@@ -26,19 +26,25 @@ export function hostedBlock(use: HostedUse) {
   } as const;
 }
 
+/** What a hosted answer adds to its body: `access` (the `hosted` block when billed) and `access_tier`. */
+export type HostedAccess = {
+  access: { tier: 'hosted'; hosted?: ReturnType<typeof hostedBlock> };
+  access_tier: 'hosted';
+};
+
 /**
  * Answers a hosted call with what `produce` makes; `payPerCall` is the route's paid flow, past the credit limit.
  * `produce` journals `attached` with the receipt it issues, which makes the use durable; a call that issued no
  * receipt records the use on its own.
  */
-export async function answerHosted<T extends Record<string, unknown>>(
+export async function answerHosted<T extends object>(
   event: H3Event,
-  deps: AppDeps & { hosted: Hosted },
+  deps: Pick<AppDeps, 'gate' | 'sales'> & { hosted: Hosted },
   caller: HostedCaller,
   offer: OfferName,
   produce: (attached: unknown) => Promise<{ body: T; receiptId: string | null }>,
   payPerCall: () => Promise<Response>,
-) {
+): Promise<Response | (T & HostedAccess)> {
   const { hosted } = deps;
   const rate = await takeRate(event, hosted, caller);
   const endUser = endUserOf(event, deps);
@@ -86,7 +92,7 @@ export async function takeRate(event: H3Event, hosted: Hosted, caller: HostedCal
 }
 
 /** The salted hash of `x-service-end-user` (spec §5.4: only the hash is stored), null without the header. */
-function endUserOf(event: H3Event, deps: AppDeps): string | null {
+function endUserOf(event: H3Event, deps: Pick<AppDeps, 'gate'>): string | null {
   const value = event.req.headers.get('x-service-end-user');
   if (value === null) return null;
   if (value.length === 0 || value.length > END_USER_MAX) {

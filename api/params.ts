@@ -1,20 +1,12 @@
 /**
- * Parameters of the endpoint check (spec §4), from a query string (all strings) or a JSON body (typed values or
- * strings). Each bad parameter has its own stable code; unknown parameters are ignored so that agents adding
- * their own tags are not refused.
+ * Parameters of the endpoint check (docs/api.md §4), from a query string (all strings) or a JSON body (typed values or
+ * strings), parsed with the schema the check publishes (`CheckInputSchema`), which carries each parameter's stable
+ * code. Unknown parameters are ignored so that agents adding their own tags are not refused.
  */
-import * as v from 'valibot';
-import {
-  NetworkField,
-  PayToField,
-  SkewSecondsField,
-  TaskNameField,
-  UsdAmountField,
-} from '../core/input-fields.ts';
+import { type InputResult, parseInput } from '../core/input-codes.ts';
 import type { HttpMethod } from '../core/model.ts';
 import { normalizeNetwork } from '../core/networks.ts';
-import { LABEL_RULE, LabelSchema } from '../core/text.ts';
-import { parseTargetUrl } from '../core/url.ts';
+import { CheckInputSchema } from '../core/request-schemas.ts';
 
 export type CheckParams = {
   url: string;
@@ -31,85 +23,31 @@ export type CheckParams = {
   skewS: number;
 };
 
-export type ParamResult<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
-
-/** Parses check parameters; `raw` is a parsed query (values may be arrays when repeated) or a JSON body object. */
-export function parseCheckParams(raw: Record<string, unknown>): ParamResult<CheckParams> {
-  for (const [name, value] of Object.entries(raw)) {
-    if (Array.isArray(value))
-      return fail('duplicate_parameter', `Parameter ${name} is given more than once.`);
-  }
-  if (raw.url === undefined || raw.url === '') return fail('missing_url', 'Parameter url is required.');
-  if (typeof raw.url !== 'string') return fail('bad_url', 'url must be a string.');
-  const target = parseTargetUrl(raw.url);
-  if (!target.ok) return fail('bad_url', target.message);
-
-  const method = raw.method === undefined ? 'GET' : raw.method;
-  if (method !== 'GET' && method !== 'POST') return fail('bad_method', 'method must be GET or POST.');
-  const task = optional(raw.task, TaskNameField);
-  if (task === false) return fail('bad_task', 'task must be a task name from /v1/tasks.');
-  const claimedPrice = optional(raw.claimed_price, UsdAmountField);
-  if (claimedPrice === false)
-    return fail('bad_claimed_price', 'claimed_price must be a non-negative USD amount.');
-  const payTo = optional(raw.pay_to, PayToField);
-  if (payTo === false)
-    return fail('bad_pay_to', 'pay_to must be a 0x address (40 hex digits) or a Solana address.');
-  const network = optional(raw.network, NetworkField);
-  if (network === false) return fail('bad_network', 'network must be a CAIP-2 id such as eip155:8453.');
-  const client = optional(raw.client, LabelSchema);
-  if (client === false) return fail('bad_client', `client must be ${LABEL_RULE}.`);
-  const ref = optional(raw.ref, LabelSchema);
-  if (ref === false) return fail('bad_ref', `ref must be ${LABEL_RULE}.`);
-
-  const mode = raw.mode === undefined || raw.mode === '' ? 'live' : raw.mode;
-  if (mode !== 'live' && mode !== 'dry-run') return fail('bad_mode', 'mode must be live or dry-run.');
-  const checkExpiry = flag(raw.check_expiry);
-  if (checkExpiry === null) return fail('bad_check_expiry', 'check_expiry must be 1 to enable it (or 0).');
-  const skew = raw.skew_s === undefined || raw.skew_s === '' ? 30 : v.safeParse(SkewSecondsField, raw.skew_s);
-  if (typeof skew !== 'number' && !skew.success)
-    return fail('bad_skew_s', 'skew_s must be an integer from 0 to 300.');
-
+/**
+ * Parses check parameters: the parameters, or the 400 of the first bad one. `raw` is a parsed query (values may be
+ * arrays when repeated) or a JSON body object.
+ */
+export function parseCheckParams(raw: unknown): InputResult<CheckParams> {
+  const parsed = parseInput(CheckInputSchema, raw);
+  if (!parsed.ok) return parsed;
+  const input = parsed.value;
+  const ref = input.ref ?? null;
   return {
     ok: true,
     value: {
-      url: target.url.href,
-      urlNorm: target.normalized,
-      method,
-      task,
-      claimedPrice,
-      payTo,
-      network: network === null ? null : normalizeNetwork(network),
-      client,
+      url: input.url.url,
+      urlNorm: input.url.normalized,
+      method: input.method ?? 'GET',
+      task: input.task ?? null,
+      claimedPrice: input.claimed_price ?? null,
+      payTo: input.pay_to ?? null,
+      network: input.network === undefined ? null : normalizeNetwork(input.network),
+      client: input.client ?? null,
       ref,
-      // spec §4: a ref of the form dry-run-<caller> sets mode dry-run.
-      mode: ref?.startsWith('dry-run-') ? 'dry-run' : mode,
-      checkExpiry,
-      skewS: typeof skew === 'number' ? skew : skew.output,
+      // docs/api.md §4: a ref of the form dry-run-<caller> sets mode dry-run.
+      mode: ref?.startsWith('dry-run-') ? 'dry-run' : (input.mode ?? 'live'),
+      checkExpiry: input.check_expiry === '1' || input.check_expiry === true || input.check_expiry === 1,
+      skewS: input.skew_s ?? 30,
     },
   };
-}
-
-/** The value when present and valid, null when absent, false when present and invalid. */
-function optional<T>(value: unknown, schema: v.GenericSchema<unknown, T>): T | null | false {
-  if (value === undefined || value === null || value === '') return null;
-  const parsed = v.safeParse(schema, value);
-  return parsed.success ? parsed.output : false;
-}
-
-function flag(value: unknown): boolean | null {
-  if (
-    value === undefined ||
-    value === null ||
-    value === '' ||
-    value === '0' ||
-    value === false ||
-    value === 0
-  ) {
-    return false;
-  }
-  return value === '1' || value === true || value === 1 ? true : null;
-}
-
-function fail(code: string, message: string): { ok: false; code: string; message: string } {
-  return { ok: false, code, message };
 }

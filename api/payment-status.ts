@@ -6,6 +6,7 @@
  * `seller_url` is probed unpaid through the same SSRF-gated prober and 5-minute probe cache as the check, so a
  * payment-status call never makes a seller see more requests than a check of the same URL would.
  */
+import type { PaymentStatusAnswer, WithoutAccess } from '../core/answer-schemas.ts';
 import { decodeChallenge } from '../core/challenge.ts';
 import { BASE_USDC } from '../core/networks.ts';
 import type { PaymentStatusQuery } from '../core/payment-input.ts';
@@ -36,8 +37,8 @@ export type PaymentStatusDeps = Pick<
 /** Who an unpaid answer is for: the receipt records the tier, and a free use is committed with the receipt. */
 export type PaymentStatusAccess = Omit<CheckAccess, 'checkType'>;
 
-/** The spec §2.7 answer without `access`; `receipt` is the signed copy. */
-type StatusBody = Record<string, unknown> & { id: string };
+/** The spec §2.7 answer without `access` (`PaymentStatusAnswerSchema`); `receipt` is the signed copy. */
+type StatusBody = WithoutAccess<PaymentStatusAnswer>;
 
 /** No chain source answered: the route answers 503 and charges nothing (spec §7). */
 type NoChain = { ok: false; code: 'chain_unavailable'; errors: string[] };
@@ -122,7 +123,7 @@ export async function draftPaymentStatus(
   const issuedAt = deps.now().toISOString();
   const fields = {
     id,
-    type: 'payment-status',
+    type: 'payment-status' as const,
     ...result,
     claim: { ...result.claim, receipt: receiptUrl },
     issued_at: issuedAt,

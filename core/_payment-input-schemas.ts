@@ -6,9 +6,10 @@
 import * as v from 'valibot';
 import { isEvmAddress } from './address.ts';
 import { isAtomic } from './amount.ts';
+import { coded } from './input-codes.ts';
 import { isNetworkId } from './networks.ts';
 import type { Hex } from './payment-input.ts';
-import { LabelSchema } from './text.ts';
+import { LABEL_RULE, LabelSchema } from './text.ts';
 
 /** Longest `payment_payload` accepted, in characters (a PAYMENT-SIGNATURE header is a few KB). */
 export const MAX_PAYLOAD_LENGTH = 16_384;
@@ -64,55 +65,88 @@ export const TermsSchema = v.object({
   asset: TermsAddress,
   network: v.optional(v.nullable(v.pipe(v.string(), v.check(isNetworkId, 'must be a CAIP-2 network id')))),
 });
-/** The body or query members; a failure here is `bad_body`. */
-export const BodySchema = v.object({
+/** The members whose failure is `bad_body`: text of bounded length, and the deadline. */
+const entries = {
   payment_payload: Text(MAX_PAYLOAD_LENGTH),
   tx_hash: Text(200),
   from: Text(200),
   nonce: Text(200),
   valid_before: v.optional(v.nullable(Atomic)),
   seller_url: Text(4096),
-  // Checked by the parser with their own codes (bad_terms, bad_client, bad_ref).
-  terms: v.optional(v.unknown()),
   network: Text(200),
   asset: Text(200),
-  client: v.optional(v.unknown()),
-  ref: v.optional(v.unknown()),
-});
+};
 
 const about = <T extends v.GenericSchema>(schema: T, text: string) => v.pipe(schema, v.description(text));
-const { entries } = BodySchema;
+
+/** A member whose failure is `bad_body`, named by its path. */
+const body = <T extends v.GenericSchema>(schema: T, text: string) =>
+  about(
+    coded(schema, {
+      code: 'bad_body',
+      message: (issue) => `${v.getDotPath(issue) ?? 'body'}: ${issue.message}`,
+    }),
+    text,
+  );
+/** A label: `bad_client` or `bad_ref`. */
+const label = (name: 'client' | 'ref', text: string) =>
+  about(
+    coded(v.optional(LabelSchema), { code: `bad_${name}`, message: `${name} must be ${LABEL_RULE}` }),
+    text,
+  );
 
 /**
- * The request members (POST body or GET query, spec §4) as published: the route's and the MCP tool's input
- * schema (`core/request-schemas.ts`). Built from the very schemas the parser applies (the body members, then
- * `terms` and the labels with their own codes); every member is optional and unknown members are ignored.
+ * The request members (POST body or GET query, docs/api.md §4) as published: the route's and the MCP tool's input
+ * schema (`core/request-schemas.ts`), and what `parsePaymentStatusInput` parses with (after reading `null` and `''`
+ * as absent). Each member carries its 400 code; the `bad_body` members are checked first, then the labels, then
+ * `terms`. Every member is optional and unknown members are ignored.
  */
-export const PaymentStatusInputSchema = v.looseObject({
-  payment_payload: about(
-    entries.payment_payload,
-    'The PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) header value that was sent: base64 JSON. The best reference: it names payer, nonce, deadline and terms.',
-  ),
-  tx_hash: about(
-    entries.tx_hash,
-    'The settlement transaction hash, when the seller returned one (0x and 32 bytes).',
-  ),
-  from: about(entries.from, 'The payer wallet of the authorization (0x address); send with nonce.'),
-  nonce: about(entries.nonce, 'The EIP-3009 authorization nonce, 0x and 32 bytes; send with from.'),
-  valid_before: about(
-    entries.valid_before,
-    'The authorization deadline in unix seconds; needed for safe_to_resign when sending from and nonce without the payload.',
-  ),
-  seller_url: about(
-    entries.seller_url,
-    'The URL that was paid: its live 402 gives the terms to compare and a claim contact.',
-  ),
-  terms: about(
-    v.optional(v.nullable(TermsSchema)),
-    'The terms paid against, {amount, payTo, asset, network}, when the seller URL cannot be read.',
-  ),
-  network: about(entries.network, 'Only eip155:8453 (Base) is supported.'),
-  asset: about(entries.asset, 'Only the canonical Base USDC contract is supported.'),
-  client: about(v.optional(LabelSchema), 'Optional app name, attribution only.'),
-  ref: about(v.optional(LabelSchema), 'Optional attribution tag stored on the receipt.'),
-});
+export const PaymentStatusInputSchema = coded(
+  v.looseObject({
+    payment_payload: body(
+      entries.payment_payload,
+      'The PAYMENT-SIGNATURE (x402 v2) or X-PAYMENT (v1) header value that was sent: base64 JSON. The best reference: it names payer, nonce, deadline and terms.',
+    ),
+    tx_hash: body(
+      entries.tx_hash,
+      'The settlement transaction hash, when the seller returned one (0x and 32 bytes).',
+    ),
+    from: body(entries.from, 'The payer wallet of the authorization (0x address); send with nonce.'),
+    nonce: body(entries.nonce, 'The EIP-3009 authorization nonce, 0x and 32 bytes; send with from.'),
+    valid_before: body(
+      entries.valid_before,
+      'The authorization deadline in unix seconds; needed for safe_to_resign when sending from and nonce without the payload.',
+    ),
+    seller_url: body(
+      entries.seller_url,
+      'The URL that was paid: its live 402 gives the terms to compare and a claim contact.',
+    ),
+    terms: about(
+      coded(v.optional(v.nullable(TermsSchema)), (issue) => {
+        const where = (issue.path ?? []).slice(1).map((step) => String(step.key));
+        return { code: 'bad_terms', message: `${['terms', ...where].join('.')}: ${issue.message}` };
+      }),
+      'The terms paid against, {amount, payTo, asset, network}, when the seller URL cannot be read.',
+    ),
+    network: body(entries.network, 'Only eip155:8453 (Base) is supported.'),
+    asset: body(entries.asset, 'Only the canonical Base USDC contract is supported.'),
+    client: label('client', 'Optional app name, attribution only.'),
+    ref: label('ref', 'Optional attribution tag stored on the receipt.'),
+  }),
+  { code: 'bad_body', message: 'the body must be a JSON object' },
+  {
+    order: [
+      'payment_payload',
+      'tx_hash',
+      'from',
+      'nonce',
+      'valid_before',
+      'seller_url',
+      'network',
+      'asset',
+      'client',
+      'ref',
+      'terms',
+    ],
+  },
+);

@@ -222,3 +222,28 @@ export const SetupPackAnswerSchema = v.looseObject({
   }),
   access: AccessSchema,
 });
+
+/** `T` without the members `K`, keeping the index signature of a loose object (where `Omit` keeps only it). */
+export type Without<T, K extends PropertyKey> = { [P in keyof T as P extends K ? never : P]: T[P] };
+
+/** An answer as a route makes it, before the access gate adds `access` (and `access_tier` when hosted). */
+export type WithoutAccess<T> = Without<T, 'access' | 'access_tier'>;
+
+/** The free-tier and dry-run check answer (spec §2.4). */
+export type CheckAnswerFree = v.InferOutput<typeof CheckAnswerFreeSchema>;
+/** The paid and exempt check answer (spec §2.1). */
+export type CheckAnswerPaid = v.InferOutput<typeof CheckAnswerPaidSchema>;
+/** The payment-status answer (spec §2.7). */
+export type PaymentStatusAnswer = v.InferOutput<typeof PaymentStatusAnswerSchema>;
+/** The lookup answer (spec §2.8). */
+export type LookupAnswer = v.InferOutput<typeof LookupAnswerSchema>;
+/** The setup pack (spec §2.9). */
+export type SetupPackAnswer = v.InferOutput<typeof SetupPackAnswerSchema>;
+/** One signed receipt (spec §2.6). */
+export type ReceiptAnswer = v.InferOutput<typeof ReceiptSchema>;
+/** The `verify_receipt` tool's verdict. */
+export type VerifyAnswer = v.InferOutput<typeof VerifyAnswerSchema>;
+/** The paid check answer as `core/check-answer.ts` assembles it: the route adds `reputation` and `access`. */
+export type CheckFullAnswer = Without<CheckAnswerPaid, 'access' | 'access_tier' | 'reputation'>;
+/** The free check answer as `core/check-answer.ts` assembles it: the access gate adds `access`. */
+export type CheckFreeAnswer = WithoutAccess<CheckAnswerFree>;

@@ -5,6 +5,7 @@
  * Everything with a side effect (probing, the clock, ids, signing, storage) happens in the callers.
  */
 
+import type { CheckFreeAnswer, CheckFullAnswer } from './answer-schemas.ts';
 import { decodeChallenge } from './challenge.ts';
 import { confidence } from './confidence.ts';
 import { HISTORY_LIMIT, observationOf, payToChanged, summarizeHistory } from './history.ts';
@@ -51,10 +52,10 @@ export type CheckAssembly = {
   decision: Decision;
   /** This probe's observation; null when the probe was reused (it was recorded when it was made). */
   observation: Observation | null;
-  /** The paid-tier answer of spec §2.1, without `access`. */
-  full: Record<string, unknown>;
+  /** The paid-tier answer of spec §2.1, without `access` and the reputation the route adds. */
+  full: CheckFullAnswer;
   /** The free-tier answer of spec §2.4, without `access`. */
-  free: Record<string, unknown>;
+  free: CheckFreeAnswer;
   /** The receipt without `access`, `kid` and `signature`. */
   unsigned: Record<string, unknown> & { id: string; issued_at: string };
   /** The receipt of a free or dry-run check: the free answer, never the paid detail (issue 9 item 1). */

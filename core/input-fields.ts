@@ -2,8 +2,8 @@
  * Request fields, one valibot schema each, shared by the routes' parsers (`api/params.ts`,
  * `core/lookup-params.ts`, `core/payment-input.ts`) and by what the service publishes about them (the
  * `/openapi.json` parameters and the MCP tools' input schemas, `core/request-schemas.ts`): what is documented is
- * what is checked. Each parser still maps a failing field to its own stable error code. Caller labels (`client`,
- * `ref`) are `LabelSchema` of `core/text.ts`.
+ * what is checked. The input schemas carry each field's stable error code (`core/input-codes.ts`). Caller labels
+ * (`client`, `ref`) are `LabelSchema` of `core/text.ts`.
  */
 import * as v from 'valibot';
 import { parseUsd } from './amount.ts';
@@ -24,6 +24,13 @@ export const PayToField = v.union([
 
 /** A CAIP-2 network id, or a v1 network name that maps to one (`base`). */
 export const NetworkField = v.pipe(v.string(), v.check(isNetworkId));
+
+/** A service id as `serviceIdOf` (`core/catalog.ts`) writes it: host (and port) then an optional path and query. */
+export const ServiceIdField = v.pipe(
+  v.string(),
+  v.maxLength(2048),
+  v.regex(/^[a-z0-9.-]+(?::\d{1,5})?(?:[/?][\x21-\x7e]*)?$/),
+);
 
 /** A public http(s) URL; `core/url.ts` `parseTargetUrl` decides the rest (scheme, host, userinfo). */
 export const TargetUrlField = v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_URL_LENGTH));

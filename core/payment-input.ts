@@ -9,17 +9,16 @@
  *
  * The valibot schemas are in `_payment-input-schemas.ts`, the payload decoding in `_payment-payload.ts`.
  */
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import {
-  BodySchema,
   isAddress,
   isBytes32,
   PaymentStatusInputSchema,
-  TermsSchema,
+  type TermsSchema,
 } from './_payment-input-schemas.ts';
 import { type DecodedPayload, decodePayload, fail } from './_payment-payload.ts';
+import { parseInput } from './input-codes.ts';
 import { BASE, BASE_USDC, normalizeNetwork, sameAddress } from './networks.ts';
-import { LABEL_RULE, LabelSchema } from './text.ts';
 import { parseTargetUrl } from './url.ts';
 
 // The schemas and the payload decoder live beside this module; its importers keep reaching them here.
@@ -104,23 +103,42 @@ export function isBareRequest(raw: unknown): boolean {
 export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     return fail('bad_body', 'the body must be a JSON object');
-  const parsed = v.safeParse(BodySchema, withoutAbsent(raw));
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const where = issue ? v.getDotPath(issue) : null;
-    return fail('bad_body', `${where ?? 'body'}: ${issue?.message ?? 'invalid'}`);
+  // The published schema carries each member's code (bad_body, bad_client, bad_ref, bad_terms).
+  const parsed = parseInput(PaymentStatusInputSchema, withoutAbsentMembers(raw));
+  if (!parsed.ok) return fail(inputCode(parsed.code), parsed.message);
+  const body = parsed.value;
+  const labels = labelsOf(body);
+  const payload = payloadOf(body);
+  if (!payload.ok) return payload;
+  const reference = referenceOf(body, payload.value);
+  if (!reference.ok) return reference;
+  let sellerUrl: string | null = null;
+  if (body.seller_url != null) {
+    const url = parseTargetUrl(body.seller_url);
+    if (!url.ok) return fail('bad_seller_url', `seller_url: ${url.message}`);
+    // The URL as probed and named in the receipt (see parseTargetUrl), not the text as sent.
+    sellerUrl = url.url.href;
   }
-  const body = parsed.output;
-  const client = body.client === undefined ? null : v.safeParse(LabelSchema, body.client);
-  if (client !== null && !client.success) return fail('bad_client', `client must be ${LABEL_RULE}`);
-  const ref = body.ref === undefined ? null : v.safeParse(LabelSchema, body.ref);
-  if (ref !== null && !ref.success) return fail('bad_ref', `ref must be ${LABEL_RULE}`);
-  const terms = body.terms === undefined ? null : v.safeParse(TermsSchema, withoutAbsent(body.terms));
-  if (terms !== null && !terms.success) {
-    const issue = terms.issues[0];
-    return fail('bad_terms', `terms.${issue ? v.getDotPath(issue) : ''}: ${issue?.message ?? 'invalid'}`);
-  }
+  return { ok: true, value: queryOf(payload.value, reference.value, labels, sellerUrl) };
+}
 
+type Body = v.InferOutput<typeof PaymentStatusInputSchema>;
+type Failure = Extract<PaymentInputResult, { ok: false }>;
+type Step<T> = { ok: true; value: T } | Failure;
+type Labels = { client: string | null; ref: string | null; terms: PaymentTerms | null };
+type Reference = { from: Hex | null; nonce: Hex | null; txHash: Hex | null; validBefore: bigint | null };
+
+/** The members that label the request and state its terms. */
+function labelsOf(body: Body): Labels {
+  return {
+    client: body.client ?? null,
+    ref: body.ref ?? null,
+    terms: body.terms == null ? null : termsOf(body.terms),
+  };
+}
+
+/** The network and asset the caller names, then the decoded payment payload (null when none was sent). */
+function payloadOf(body: Body): Step<DecodedPayload | null> {
   // Explicit network and asset first: they say what the caller believes, whatever else is wrong (spec §5.3).
   if (body.network != null && normalizeNetwork(body.network) !== BASE) {
     return fail('unsupported_network', 'only Base (eip155:8453) authorizations can be checked');
@@ -128,17 +146,17 @@ export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   if (body.asset != null && !sameAddress(body.asset, BASE_USDC)) {
     return fail('unsupported_asset', 'only the canonical USDC of Base can be checked');
   }
-
-  let payload: DecodedPayload | null = null;
-  if (body.payment_payload != null) {
-    const decoded = decodePayload(body.payment_payload);
-    if (!decoded.ok) return decoded;
-    payload = decoded.value;
-    if (body.network != null && normalizeNetwork(body.network) !== payload.network) {
-      return fail('inconsistent', 'network differs from the payment payload');
-    }
+  if (body.payment_payload == null) return { ok: true, value: null };
+  const decoded = decodePayload(body.payment_payload);
+  if (!decoded.ok) return decoded;
+  if (body.network != null && normalizeNetwork(body.network) !== decoded.value.network) {
+    return fail('inconsistent', 'network differs from the payment payload');
   }
+  return decoded;
+}
 
+/** What identifies the authorization besides the payload, each member well formed and agreeing with it. */
+function referenceOf(body: Body, payload: DecodedPayload | null): Step<Reference> {
   const from = body.from ?? null;
   if (from !== null && !isAddress(from)) return fail('bad_from', 'from must be 0x followed by 40 hex digits');
   const nonce = body.nonce ?? null;
@@ -150,7 +168,6 @@ export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   if (nonce !== null && from === null && payload === null)
     return fail('inconsistent', 'nonce was sent without from');
   const validBefore = body.valid_before == null ? null : BigInt(body.valid_before);
-
   if (payload !== null) {
     const auth = payload.authorization;
     if (from !== null && !sameAddress(from, auth.from))
@@ -164,34 +181,33 @@ export function parsePaymentStatusInput(raw: unknown): PaymentInputResult {
   } else if (txHash === null && (from === null || nonce === null)) {
     return fail('missing_reference', 'send payment_payload, tx_hash, or from with nonce');
   }
+  return { ok: true, value: { from, nonce, txHash, validBefore } };
+}
 
-  let sellerUrl: string | null = null;
-  if (body.seller_url != null) {
-    const url = parseTargetUrl(body.seller_url);
-    if (!url.ok) return fail('bad_seller_url', `seller_url: ${url.message}`);
-    // The URL as probed and named in the receipt (see parseTargetUrl), not the text as sent.
-    sellerUrl = url.url.href;
-  }
-
+/** The query: the payload's authorization first, then `from`+`nonce`, then `tx_hash`. */
+function queryOf(
+  payload: DecodedPayload | null,
+  reference: Reference,
+  labels: Labels,
+  sellerUrl: string | null,
+): PaymentStatusQuery {
+  const { from, nonce, txHash, validBefore } = reference;
   const hasPair = from !== null && nonce !== null;
   return {
-    ok: true,
-    value: {
-      from: payload?.authorization.from ?? (hasPair ? from : null),
-      nonce: payload?.authorization.nonce ?? (hasPair ? nonce : null),
-      validAfter: payload?.authorization.validAfter ?? null,
-      validBefore: payload?.authorization.validBefore ?? validBefore,
-      value: payload?.authorization.value ?? null,
-      to: payload?.authorization.to ?? null,
-      txHash,
-      sellerUrl,
-      terms: terms === null ? null : termsOf(terms.output),
-      accepted: payload?.accepted ?? null,
-      source: payload ? 'payment_payload' : hasPair ? 'from_nonce' : 'tx_hash',
-      payloadVersion: payload?.version ?? null,
-      client: client === null ? null : client.output,
-      ref: ref === null ? null : ref.output,
-    },
+    from: payload?.authorization.from ?? (hasPair ? from : null),
+    nonce: payload?.authorization.nonce ?? (hasPair ? nonce : null),
+    validAfter: payload?.authorization.validAfter ?? null,
+    validBefore: payload?.authorization.validBefore ?? validBefore,
+    value: payload?.authorization.value ?? null,
+    to: payload?.authorization.to ?? null,
+    txHash,
+    sellerUrl,
+    terms: labels.terms,
+    accepted: payload?.accepted ?? null,
+    source: payload ? 'payment_payload' : hasPair ? 'from_nonce' : 'tx_hash',
+    payloadVersion: payload?.version ?? null,
+    client: labels.client,
+    ref: labels.ref,
   };
 }
 
@@ -202,6 +218,17 @@ function termsOf(terms: v.InferOutput<typeof TermsSchema>): PaymentTerms {
     asset: terms.asset ?? null,
     network: terms.network == null ? null : normalizeNetwork(terms.network),
   };
+}
+
+/** The request without its absent members, `terms` included. */
+function withoutAbsentMembers(raw: object): unknown {
+  const members = Object.fromEntries(Object.entries(raw).filter(([, member]) => !isAbsent(member)));
+  return 'terms' in members ? { ...members, terms: withoutAbsent(members.terms) } : members;
+}
+
+/** A code the schema carries, as one of {@link PAYMENT_INPUT_CODES}. */
+function inputCode(code: string): PaymentInputCode {
+  return PAYMENT_INPUT_CODES.find((known) => known === code) ?? 'bad_body';
 }
 
 /** A plain object without its absent (`null`, `''`) members; anything else as it is. */

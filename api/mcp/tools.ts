@@ -15,6 +15,7 @@ import {
   TasksAnswerSchema,
   VerifyAnswerSchema,
 } from '../../core/answer-schemas.ts';
+import { Rules } from '../../core/published-schemas.ts';
 import {
   CheckInputSchema,
   LookupInputSchema,
@@ -45,7 +46,8 @@ const PAYING =
 type ToolSpec = {
   description: string;
   input: v.GenericSchema | null;
-  output: v.GenericSchema | null;
+  /** Every tool declares what it answers: MCP clients check `structuredContent` against it. */
+  output: v.GenericSchema;
   paid: boolean;
 };
 
@@ -114,7 +116,7 @@ const SPECS: Record<ToolName, ToolSpec> = {
       'and their USDC, the confidence rules, quality codes, free-trial headers recognized, the reputation formula ' +
       'and the limits. Free.',
     input: null,
-    output: null,
+    output: Rules,
     paid: false,
   },
 };
@@ -126,7 +128,7 @@ export const TOOLS: Tool[] = TOOL_NAMES.map((name) => {
     name,
     description: spec.description,
     inputSchema: objectSchema(spec.input ? jsonSchemaOf(spec.input) : { type: 'object', properties: {} }),
-    ...(spec.output ? { outputSchema: outputSchemaOf(spec) } : {}),
+    outputSchema: outputSchemaOf(spec),
     annotations: {
       title: name.replace('_', ' '),
       readOnlyHint: !spec.paid,
@@ -136,7 +138,7 @@ export const TOOLS: Tool[] = TOOL_NAMES.map((name) => {
 });
 
 function outputSchemaOf(spec: ToolSpec): Tool['outputSchema'] {
-  const answer = jsonSchemaOf(spec.output as v.GenericSchema);
+  const answer = jsonSchemaOf(spec.output);
   if (!spec.paid) return objectSchema(answer);
   return objectSchema({ anyOf: [answer, jsonSchemaOf(PaymentRequiredSchema)] });
 }

@@ -15,6 +15,8 @@ import {
   latestPublicChecksByPath,
   shieldsEndpoint,
 } from '../../core/badge.ts';
+import { parseInput } from '../../core/input-codes.ts';
+import { BadgeQuerySchema } from '../../core/request-schemas.ts';
 import type { BadgeRenderer } from '../../io/badge-image.ts';
 import type { Store } from '../../io/store.ts';
 import { apiError } from '../errors.ts';
@@ -45,10 +47,11 @@ export function badgeRoutes(app: H3, deps: BadgeDeps): void {
     const [, host = '', kind] = match;
     if (!isBadgeHost(host))
       throw apiError(400, 'bad_host', 'Expected a lower-case host name, with a port if any.');
-    const path = new URL(event.req.url).searchParams.get('path');
-    if (path !== null && !/^\/[^\s?#]{0,2000}$/.test(path)) {
-      throw apiError(400, 'bad_path', 'path must start with / and hold no spaces, ? or #.');
-    }
+    const query = parseInput(BadgeQuerySchema, {
+      path: new URL(event.req.url).searchParams.get('path') ?? undefined,
+    });
+    if (!query.ok) throw apiError(400, query.code, query.message);
+    const path = query.value.path ?? null;
     const state = badgeState(await latest(host, path), deps.now());
     const headers = {
       'cache-control': `public, max-age=${state.max_age_s}`,

@@ -5,6 +5,8 @@
  * the constants the checks use.
  */
 import type { H3, H3Event } from 'h3';
+import { parseInput } from '../../core/input-codes.ts';
+import { SkipsQuerySchema } from '../../core/request-schemas.ts';
 import { rulesDocument } from '../../core/rules.ts';
 import { type PublishedFile, type RunPaths, readPublishedFile } from '../../io/crawl-runs.ts';
 import { apiError } from '../errors.ts';
@@ -22,8 +24,11 @@ export function listingRoutes(app: H3, deps: ListingsDeps): void {
   const get = (path: string, handler: (event: H3Event) => Promise<unknown> | unknown) =>
     app.get(path, async (event) => (await deps.fromBuild?.(event)) ?? handler(event));
   get('/v1/skips.json', async (event) => {
-    const raw = new URL(event.req.url).searchParams.get('page') ?? '1';
-    if (!/^[1-9][0-9]{0,6}$/.test(raw)) throw apiError(400, 'bad_page', 'page is a whole number from 1.');
+    const query = parseInput(SkipsQuerySchema, {
+      page: new URL(event.req.url).searchParams.get('page') ?? undefined,
+    });
+    if (!query.ok) throw apiError(400, query.code, query.message);
+    const raw = query.value.page ?? '1';
     const file = await readPublishedFile(deps.runs.crawl, `skips/${raw}.json`);
     return served(file, 'page_not_found', `There is no page ${raw} of the skip listing.`);
   });

@@ -11,6 +11,8 @@
 import type { H3, H3Event } from 'h3';
 import { atomicToUsdText } from '../../core/amount.ts';
 import { loadSetupPack, type SetupPack } from '../../io/setup-pack.ts';
+import { answerMetered } from '../access-meter.ts';
+import { ACCESS_POLICIES } from '../access-policies.ts';
 import type { AppDeps } from '../deps.ts';
 import { offerFor } from '../x402/offers.ts';
 
@@ -28,20 +30,24 @@ export function setupPackRoutes(
   // Observed here so a broken pack is reported at start-up instead of crashing the process as unhandled.
   pack.catch((error: unknown) => console.error('[spotcheck] setup pack could not be built:', error));
   const priceAtomic = offerFor('setup-pack', deps.baseUrl).priceAtomic;
+  // Always paid, whoever asks (`ACCESS_POLICIES.setupPack`); the pack takes no input.
   const handle = (event: H3Event) =>
-    deps.sales.sell(event, 'setup-pack', async () => {
-      const ready = await pack;
-      return {
-        status: 200,
-        body: {
-          product: ready.product,
-          title: ready.title,
-          edition: ready.edition,
-          price_usdc: usdText(priceAtomic),
-          price_atomic: priceAtomic,
-          files: ready.files,
-        },
-      };
+    answerMetered(event, deps, ACCESS_POLICIES.setupPack, {
+      input: () => ({ ok: true, value: null }),
+      sell: async () => {
+        const ready = await pack;
+        return {
+          status: 200,
+          body: {
+            product: ready.product,
+            title: ready.title,
+            edition: ready.edition,
+            price_usdc: usdText(priceAtomic),
+            price_atomic: priceAtomic,
+            files: ready.files,
+          },
+        };
+      },
     });
   app.get(PATH, handle);
   app.post(PATH, handle);

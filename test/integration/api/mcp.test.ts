@@ -8,6 +8,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainReaderLike } from '../../../api/payment-status.ts';
@@ -82,6 +84,24 @@ describe('tools/list', () => {
       expect.arrayContaining(['url', 'claimed_price', 'pay_to', 'network', 'mode', 'check_expiry', 'skew_s']),
     );
     expect(JSON.stringify(check?.outputSchema)).toContain('x402Version');
+  });
+
+  it('declares an output schema for every tool, and each free tool answers within its own', async () => {
+    const client = await connect('198.51.100.9');
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe('object');
+    const validator = new AjvJsonSchemaValidator();
+    const held = async (name: string, args: Record<string, unknown> = {}) => {
+      const schema = tools.find((tool) => tool.name === name)?.outputSchema;
+      const result = await call(client, name, args);
+      expect(result.isError, name).toBeFalsy();
+      expect(validator.getValidator(schema as JsonSchemaType)(result.structuredContent), name).toMatchObject({
+        valid: true,
+      });
+    };
+    await held('get_rules');
+    await held('list_tasks');
+    await held('check_endpoint', { url: seller(30) });
   });
 });
 
