@@ -18,6 +18,8 @@ export type Config = SharedConfig & {
   exemptKeys: Array<{ name: string; secret: string }>;
   /** `DATABASE_URL`: shared state for several instances in PostgreSQL; null keeps the embedded DuckDB. */
   database: { url: string; poolSize: number } | null;
+  /** `SHUTDOWN_DEADLINE_MS`: how long a clean close after SIGTERM may take before the process exits without it. */
+  shutdownDeadlineMs: number;
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));
@@ -38,6 +40,10 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(500)),
     '10',
   ),
+  SHUTDOWN_DEADLINE_MS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,7}$/), v.transform(Number), v.minValue(1), v.maxValue(3_600_000)),
+    '30000',
+  ),
 });
 
 /** Reads and validates the environment; throws a `TypeError` naming the bad variable. */
@@ -52,6 +58,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
     serviceWallet: (e.SERVICE_WALLET as `0x${string}` | undefined) ?? null,
     exemptKeys: splitList(e.EXEMPT_KEYS).map(parseExemptKey),
     database: e.DATABASE_URL ? { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE } : null,
+    shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
   };
 }
 

@@ -26,12 +26,12 @@ if (!config.facilitatorUrl)
   console.log('[spotcheck] FACILITATOR_URL not set: 402s are answered, payments are refused (502)');
 
 /**
- * How long a clean close may take (it checkpoints the index, writes pending receipt files, ends the database pool).
- * Past it, or on a second signal, the process exits as a SIGKILL would: every acknowledged receipt is in the journal
- * (and committed in PostgreSQL), and the next start replays what the views lack (design.md promise 3). So a stuck
- * database never makes a supervisor's stop hang.
+ * How long a clean close may take (it checkpoints the index, writes pending receipt files, ends the database pool):
+ * `SHUTDOWN_DEADLINE_MS`, 30 s by default. Past it, or on a second signal, the process exits as a SIGKILL would:
+ * every acknowledged receipt is in the journal (and committed in PostgreSQL), and the next start replays what the
+ * views lack (CONTRIBUTING.md, "Durability"). So a stuck database never makes a supervisor's stop hang.
  */
-const CLOSE_DEADLINE_MS = 30_000;
+const CLOSE_DEADLINE_MS = config.shutdownDeadlineMs;
 
 let stopping = false;
 const stop = async (signal: string) => {

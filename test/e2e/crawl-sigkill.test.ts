@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readPointer, runPaths } from '../../io/crawl-runs.ts';
 import { BASE, BASE_USDC, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
 import { base64Json, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
+import { ENTRY_ENV } from '../helpers/entry.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PER_HOST_URLS = 20;
@@ -44,6 +45,7 @@ async function startHost(): Promise<Host> {
     host.seen.set(req.url ?? '', (host.seen.get(req.url ?? '') ?? 0) + 1);
     if (req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined)
       host.paymentHeaders++;
+    // A slow host (the wait is the test's subject): many probes are in flight when the crawl is killed.
     void held.then(() => setTimeout(answer, 150));
     const answer = () => {
       inFlight--;
@@ -78,14 +80,16 @@ afterAll(async () => {
 function crawlEnv(data: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
+    ...ENTRY_ENV,
     DATA_DIR: data,
     PROBE_ALLOW_CIDRS: '127.0.0.0/8',
     BASE_URL: 'http://127.0.0.1:8402',
   };
 }
 
+/** `npm run crawl`, started as test/helpers/entry.ts says. */
 function crawl(args: string[], data = join(dir, 'data')): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'crawl/main.ts'), ...args], {
+  return spawn(process.execPath, [join(ROOT, 'crawl/main.ts'), ...args], {
     cwd: ROOT,
     env: crawlEnv(data),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -201,7 +205,7 @@ describe('npm run crawl, SIGKILL, then --resume', () => {
         'sh',
         [
           '-c',
-          '"$0" --import tsx "$1" --source "$2" & echo $!; exec sleep 300',
+          '"$0" "$1" --source "$2" & echo $!; exec sleep 300',
           process.execPath,
           join(ROOT, 'crawl/main.ts'),
           file,
@@ -220,10 +224,13 @@ describe('npm run crawl, SIGKILL, then --resume', () => {
           interval: 20,
         });
         process.kill(pid, 'SIGKILL');
-        await vi.waitFor(async () => {
-          const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-          expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
-        });
+        await vi.waitFor(
+          async () => {
+            const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+            expect(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)).toBe('Z');
+          },
+          { timeout: 20_000 },
+        );
         release();
         const paths = runPaths(data, 'crawl');
         expect(existsSync(join(paths.root, 'run.lock'))).toBe(true);

@@ -132,7 +132,7 @@ describe('known-answer calls and the lookup ranked by them', () => {
         const names = ((await res.json()) as { tasks: Array<{ name: string }> }).tasks.map((t) => t.name);
         expect(names).toEqual(expect.arrayContaining(tasks.map((t) => t.name)));
       },
-      { timeout: 5000, interval: 100 },
+      { timeout: 20_000, interval: 100 },
     );
     const urls = world.state.taskSellers;
     for (const task of tasks) {

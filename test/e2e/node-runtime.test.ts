@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const REPORTER = join(ROOT, 'test/fixtures/report-node.mjs');
@@ -61,8 +62,13 @@ async function stopGroup(child: ChildProcess): Promise<void> {
     }
   };
   if (alive()) process.kill(-pid, 'SIGTERM');
-  for (let i = 0; i < 100 && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  if (alive()) process.kill(-pid, 'SIGKILL');
+  await waitFor(() => !alive(), {
+    what: `process group ${pid} to end after SIGTERM`,
+    timeoutMs: 10_000,
+    intervalMs: 100,
+  }).catch(() => {
+    if (alive()) process.kill(-pid, 'SIGKILL');
+  });
 }
 
 async function reported(file: string): Promise<Reported[]> {

@@ -120,6 +120,7 @@ describe('a paid check whose settlement fails', () => {
     const url = `${target.origin}/stall`;
     const path = `${CHECK}?${new URLSearchParams({ url })}`;
     const { header } = await authorize(0, await requirement(path), 9);
+    // The endpoint stalls while the authorization runs out (the wait is the test's subject).
     onProbe = () => new Promise((resolve) => setTimeout(resolve, 4_000));
     const ip = '198.18.40.1';
     await expectNothingLeft(

@@ -9,6 +9,7 @@ import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-
 import { applyOp, parseOp } from '../../io/integrator-ops.ts';
 import { openIntegratorStore } from '../../io/integrator-store.ts';
 import { issuedKey, runCli } from './cli.ts';
+import { waitFor } from './wait.ts';
 
 /** Creates integrator `id` with `keys` active keys on a stopped server's DATA_DIR; returns the keys' text. */
 export async function seedIntegrator(
@@ -63,13 +64,14 @@ export async function integratorOnDatabase(
   const key = issuedKey(await cli(['keys:issue', id]));
   if (key === '') throw new Error('integrators keys:issue printed no key');
   for (const base of bases) {
-    for (let i = 0; ; i++) {
-      const me = await fetch(`${base}/v1/integrators/me`, { headers: { 'x-service-key': key } });
-      await me.body?.cancel();
-      if (me.status === 200) break;
-      if (i > 100) throw new Error(`${base} never took the key`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      async () => {
+        const me = await fetch(`${base}/v1/integrators/me`, { headers: { 'x-service-key': key } });
+        await me.body?.cancel();
+        return me.status === 200;
+      },
+      { what: `${base} to take the new key`, intervalMs: 100 },
+    );
   }
   return key;
 }

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { waitFor } from './wait.ts';
 
 /** Where Debian's `nginx` or `nginx-light` puts the binary; `NGINX_BIN` overrides. */
 const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
@@ -74,20 +75,24 @@ export async function startNginx(dir: string, port: number, site: string): Promi
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) break;
-    if ((await getFrom('127.0.0.1', `${base}/healthz`).catch(() => null))?.status === 200)
-      return {
-        base,
-        async stop() {
-          child.kill('SIGTERM');
-          await exited;
-        },
-      };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // Up once it answers; an exit ends the wait at once, and so does the deadline.
+  const answers = await waitFor(
+    async () =>
+      child.exitCode !== null
+        ? 'exited'
+        : (await getFrom('127.0.0.1', `${base}/healthz`).catch(() => null))?.status === 200 && 'up',
+    { what: 'nginx to answer', intervalMs: 100 },
+  ).catch(() => 'no answer in time');
+  if (answers === 'up')
+    return {
+      base,
+      async stop() {
+        child.kill('SIGTERM');
+        await exited;
+      },
+    };
   child.kill('SIGKILL');
-  throw new Error(`nginx did not start: ${stderr.trim() || readLog(dir)}`);
+  throw new Error(`nginx did not start (${answers}): ${stderr.trim() || readLog(dir)}`);
 }
 
 function readLog(dir: string): string {

@@ -51,6 +51,11 @@ export type TestPostgres = {
    * reads queries but answers nothing, as a stalled or unreachable host looks to a client.
    */
   signal(name: 'SIGSTOP' | 'SIGCONT'): void;
+  /**
+   * Bytes clients sent the cluster over TCP that it has not read yet (the receive queues of its connections, from
+   * `/proc/net/tcp`): while it is frozen, above zero once a client's query is waiting on it.
+   */
+  unreadBytes(): number;
   /** Stops the server as a crash would, keeping its data: clients see their connections end and new ones refused. */
   down(): void;
   /** Starts the server stopped by `down` again, on the same port and data. */
@@ -104,6 +109,9 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
         .split('\n');
       for (const pid of [postmaster, ...children.map(Number)]) process.kill(pid, name);
     },
+    unreadBytes() {
+      return receiveQueued(port);
+    },
     down() {
       run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     },
@@ -119,6 +127,18 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       }
     },
   };
+}
+
+/** The bytes waiting in the receive queues of the established loopback TCP connections to local `port`. */
+function receiveQueued(port: number): number {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  let queued = 0;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const [, localAddress, , state, queues] = line.trim().split(/\s+/);
+    // State 01 is ESTABLISHED; the queues read `tx_queue:rx_queue` in hex.
+    if (localAddress === local && state === '01') queued += Number.parseInt(queues?.split(':')[1] ?? '0', 16);
+  }
+  return queued;
 }
 
 function uid(user: string): number {

@@ -1,8 +1,18 @@
 /**
- * The real server (`api/main.ts`) in a child process, for tests that kill it (design.md promise 3).
+ * The real server (`api/main.ts`) in a child process, for tests that kill it (CONTRIBUTING.md, "Durability"),
+ * started as test/helpers/entry.ts says.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { ENTRY_ENV } from './entry.ts';
+
+const MAIN = join(import.meta.dirname, '../../api/main.ts');
+/**
+ * How long a start may take before the test gives up on it. Only a child that neither listens nor exits waits it
+ * out (an exit fails at once), so it is far above the few seconds a start takes on a loaded 2-core machine.
+ */
+const START_DEADLINE_MS = 90_000;
 
 export type ServerProcess = {
   base: string;
@@ -11,6 +21,8 @@ export type ServerProcess = {
   exited: Promise<number | null>;
   /** What it wrote to stderr so far (also passed on to the test's own stderr). */
   stderr(): string;
+  /** What it wrote to stdout so far (its start-up lines, then `SIGTERM: closing` and the like). */
+  stdout(): string;
 };
 
 /** A loopback port that was free a moment ago. */
@@ -32,8 +44,16 @@ export async function startServerProcess(
   env: Record<string, string>,
 ): Promise<ServerProcess> {
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    env: { ...process.env, BASE_URL: base, DATA_DIR: dataDir, PORT: String(port), TRUST_PROXY: '1', ...env },
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      ...process.env,
+      ...ENTRY_ENV,
+      BASE_URL: base,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      TRUST_PROXY: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -51,9 +71,11 @@ export async function startServerProcess(
       if (stdout.includes(`listening on ${base} `)) resolve(true);
     });
     void exited.then(() => resolve(false));
-    setTimeout(() => resolve(false), 20_000).unref();
+    setTimeout(() => resolve(false), START_DEADLINE_MS).unref();
   });
-  if (await listening) return { base, child, exited, stderr: () => stderr };
+  if (await listening) return { base, child, exited, stderr: () => stderr, stdout: () => stdout };
   child.kill('SIGKILL');
-  throw new Error(`server did not start on ${base} (exit ${child.exitCode ?? child.signalCode ?? 'none'})`);
+  throw new Error(
+    `server did not start on ${base} (exit ${child.exitCode ?? child.signalCode ?? `none in ${START_DEADLINE_MS} ms`})`,
+  );
 }

@@ -108,7 +108,7 @@ describe('live badges between lookups', () => {
       clock += 10_000;
       // Past the 10 s the remembered check answers once more, on time, while one lookup refreshes it.
       expect(await state()).toBe('stale');
-      await vi.waitFor(async () => expect(await state()).toBe('pay'));
+      await vi.waitFor(async () => expect(await state()).toBe('pay'), { timeout: 20_000 });
       // Long past the lookup (10 s + 60 s), the answer waits for the store instead.
       t.service.deps.store.indexReceipts([
         checkRow('sc-3', 'https://edge.example/a', 'skip', new Date(clock).toISOString()),

@@ -207,7 +207,7 @@ describe('paying an invoice on one instance', { timeout: 120_000 }, () => {
       appFetch(spot.service, path, { headers: { 'payment-signature': attacker } }),
     );
     await vi.waitFor(() => expect(fake.facilitator.verify.mock.calls.length).toBeGreaterThan(calls), {
-      timeout: 5000,
+      timeout: 20_000,
       interval: 10,
     });
     const real = await appFetch(spot.service, path, {
@@ -379,7 +379,7 @@ describe.skipIf(postgresMissing !== null)(
       const held = gate();
       fake.settleGates.set(payer(4), held);
       const slow = pay(0, path, 4, await signFor(spots[0]!, path, 4));
-      await vi.waitFor(() => expect(fake.settledBy()).toContain(payer(4)), { timeout: 5000, interval: 10 });
+      await vi.waitFor(() => expect(fake.settledBy()).toContain(payer(4)), { timeout: 20_000, interval: 10 });
       // The slow payer's claim lapses (a clock far off), and another payer takes the invoice and pays it.
       const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
       try {

@@ -66,7 +66,7 @@ describe('receipt files off the request path', () => {
     expect(answer.status).toBe(200);
     const { receipt_id: id } = (await answer.json()) as { receipt_id: string };
     // The ledger hands the file to its writer once the receipt is durable; the writer batches it with its turn.
-    await vi.waitFor(() => expect(writer.held).toBe(1));
+    await vi.waitFor(() => expect(writer.held).toBe(1), { timeout: 20_000 });
     const file = join(dataDir, 'receipts', `${id}.json`);
     expect(existsSync(file)).toBe(false);
 

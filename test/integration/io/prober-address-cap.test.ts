@@ -63,12 +63,12 @@ describe('prober: requests in flight per resolved address', () => {
     const other = await countingServer((res) => res.writeHead(402).end('{}'));
     const p = prober({ maxInFlightPerAddress: 2 });
     const first = [1, 2, 3].map((i) => p.probe(`http://a${i}.full.example:${full.port}/`, 'GET'));
-    await vi.waitFor(() => expect(held).toHaveLength(2));
+    await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 20_000 });
     // The third probe of the full server waits for a slot; the other port answers meanwhile.
     expect(await p.probe(`http://b.other.example:${other.port}/`, 'GET')).toMatchObject({ kind: 'response' });
     expect(full.state.inFlight).toBe(2);
     for (const res of held.splice(0)) res.writeHead(402).end('{}');
-    await vi.waitFor(() => expect(held).toHaveLength(1));
+    await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 20_000 });
     for (const res of held.splice(0)) res.writeHead(402).end('{}');
     for (const outcome of await Promise.all(first)) expect(outcome).toMatchObject({ kind: 'response' });
     expect(full.state.most).toBe(2);
@@ -90,7 +90,7 @@ describe('prober: requests in flight per resolved address', () => {
     const s = await countingServer((res) => held.push(res));
     const p = prober({ maxInFlightPerAddress: 1, addressQueueMs: 100 });
     const first = p.probe(`http://first.example:${s.port}/`, 'GET');
-    await vi.waitFor(() => expect(held).toHaveLength(1));
+    await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 20_000 });
     expect(await p.probe(`http://second.example:${s.port}/`, 'GET')).toMatchObject({
       kind: 'timeout',
       detail: 'timeout_queue',
@@ -100,7 +100,7 @@ describe('prober: requests in flight per resolved address', () => {
     expect(await first).toMatchObject({ kind: 'response' });
     // The slot the given-up probe waited for was never taken: the next probe gets it at once.
     const third = p.probe(`http://third.example:${s.port}/`, 'GET');
-    await vi.waitFor(() => expect(held).toHaveLength(2));
+    await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 20_000 });
     held[1]!.writeHead(402).end('{}');
     expect(await third).toMatchObject({ kind: 'response' });
   });

@@ -207,7 +207,7 @@ describe('prober: answers', () => {
     const r = response(await prober().probe(s.origin, 'GET'));
     expect(r.bodyTruncated).toBe(true);
     expect(r.body?.length).toBe(256 * 1024);
-    await vi.waitFor(() => expect(closed).toBe(true));
+    await vi.waitFor(() => expect(closed).toBe(true), { timeout: 20_000 });
   });
 
   it('leaves no budget timer behind', async () => {
@@ -250,7 +250,7 @@ describe('prober: hostile timing and broken peers', () => {
     expect(outcome).toMatchObject({ kind: 'timeout', detail: 'timeout_response' });
     expect(outcome.elapsedMs).toBeGreaterThanOrEqual(290);
     expect(outcome.elapsedMs).toBeLessThan(1500);
-    await vi.waitFor(() => expect(closed).toBe(true));
+    await vi.waitFor(() => expect(closed).toBe(true), { timeout: 20_000 });
   });
 
   it('times out headers that drip forever', async () => {

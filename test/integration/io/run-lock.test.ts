@@ -79,7 +79,7 @@ describe('run lock', () => {
         const pid = Number(
           await new Promise<string>((done) => parent.stdout.once('data', (chunk) => done(String(chunk)))),
         );
-        await vi.waitFor(() => expect(processState(pid)).toBe('zombie'));
+        await vi.waitFor(() => expect(processState(pid)).toBe('zombie'), { timeout: 20_000 });
         const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
         const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
         await writeFile(lockFile(), owner(pid, { start }));

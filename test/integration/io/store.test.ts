@@ -310,5 +310,6 @@ describe('duckdb: listings kept in memory', () => {
     } finally {
       await store.close();
     }
-  });
+    // Three imports of 6,000 listings: seconds on a quiet machine, many more beside other work on two cores.
+  }, 120_000);
 });

@@ -2,7 +2,9 @@
  * The sandbox seller fleet answers on the wire exactly as its README and expectation table say: one raw request
  * per seller, no Spotcheck code involved, then a close that leaves no handle behind.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { FacilitatorClient } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -27,6 +29,7 @@ import {
   type SellerName,
   startSellers,
 } from '../../../sandbox/sellers/index.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const V1_NETWORKS: Record<string, string> = { base: 'eip155:8453', 'base-sepolia': 'eip155:84532' };
 /** Sellers that need a special request (timeouts, huge payloads); covered one by one below. */
@@ -332,17 +335,31 @@ describe('facilitator option', () => {
 // Last: the suite runs in file order, and every seller is used above.
 describe('close', () => {
   it('stops every seller and leaves no server handle, even with hang and slow-drip connections open', async () => {
-    const hanging = fetch(fleet.urls.hang).catch((e: unknown) => e);
-    const dripping = fetch(fleet.urls['slow-drip'])
-      .then((r) => r.text())
-      .catch((e: unknown) => e);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Node names every socket a server accepts on its `net.server.socket` channel; each request below has a
+    // connection of its own, so the close starts once both sellers hold theirs.
+    const accepted = new Set<number>();
+    const onAccepted = (message: unknown) =>
+      accepted.add((message as { socket: Socket }).socket.localPort ?? 0);
+    const portOf = (url: string) => Number(new URL(url).port);
+    subscribe('net.server.socket', onAccepted);
+    const hanging = heldGet(fleet.urls.hang);
+    const dripping = heldGet(fleet.urls['slow-drip']);
+    try {
+      await waitFor(
+        () => accepted.has(portOf(fleet.urls.hang)) && accepted.has(portOf(fleet.urls['slow-drip'])),
+        { what: 'the hang and slow-drip sellers to accept their connections' },
+      );
+    } finally {
+      unsubscribe('net.server.socket', onAccepted);
+    }
     await fleet.close();
     await fleet.close();
     expect(await hanging).toBeInstanceOf(Error);
     expect(await dripping).toBeInstanceOf(Error);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(countResources('TCPServerWrap')).toBe(serversBefore);
+    // A server's handle leaves the list of active resources once libuv has closed it; a leaked one never does.
+    await waitFor(() => countResources('TCPServerWrap') === serversBefore, {
+      what: `${serversBefore} TCP server handles, as before the fleet started`,
+    });
     const refused = await fetch(fleet.urls['sdk-ok']).catch((e: unknown) => e);
     expect((refused as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
   });
@@ -397,6 +414,19 @@ async function redirectsBefore402(url: string): Promise<number> {
     next = new URL(res.headers.get('location')!, next).href;
     hops += 1;
   }
+}
+
+/**
+ * A GET on a connection of its own (never a pooled one); resolves with the error that cut it, or 'complete' once
+ * its answer came to the end.
+ */
+function heldGet(url: string): Promise<unknown> {
+  return new Promise((resolve) => {
+    httpGet(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('close', () => resolve(res.complete ? 'complete' : new Error('the connection was cut')));
+    }).on('error', resolve);
+  });
 }
 
 function rawGet(

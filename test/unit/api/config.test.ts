@@ -24,3 +24,16 @@ describe('DATABASE_URL', () => {
     );
   });
 });
+
+describe('SHUTDOWN_DEADLINE_MS', () => {
+  it('gives a clean close 30 s unless it says otherwise', () => {
+    expect(readConfig({}).shutdownDeadlineMs).toBe(30_000);
+    expect(readConfig({ SHUTDOWN_DEADLINE_MS: '' }).shutdownDeadlineMs).toBe(30_000);
+    expect(readConfig({ SHUTDOWN_DEADLINE_MS: '2500' }).shutdownDeadlineMs).toBe(2500);
+  });
+
+  it('stops the start-up on a deadline that is not a whole number of milliseconds from 1 to an hour', () => {
+    for (const bad of ['0', '-1', '1.5', '30s', '3600001'])
+      expect(() => readConfig({ SHUTDOWN_DEADLINE_MS: bad }), bad).toThrow(/invalid SHUTDOWN_DEADLINE_MS/);
+  });
+});

@@ -466,6 +466,7 @@ describe('the paid answer is completed only after the settlement landed (issue 1
       async () => {
         order.push('handler');
         return paidJson(async (settlement) => {
+          // A render that takes a while (the test's subject): it still comes after the settlement.
           await new Promise((resolve) => setTimeout(resolve, 10));
           order.push('render');
           return { tx: settlement.tx };

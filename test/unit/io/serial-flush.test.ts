@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { serialFlush } from '../../../io/_store-rows.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 describe('serialFlush', () => {
   it('resolves once a pass started after the call finished, while other callers keep starting passes', async () => {
@@ -24,7 +25,7 @@ describe('serialFlush', () => {
       }
     };
     const running = load();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => drained.length >= 3, { what: 'the load to have run three passes' });
     queued += 1;
     const passesBefore = drained.length;
     const done = await Promise.race([
