@@ -16,24 +16,16 @@
  */
 import dns from 'node:dns';
 import type { HttpMethod, ProbeOutcome, ProbeResponse } from '../core/model.ts';
-import { type Cidr, checkAddress, checkUrl, literalAddress } from '../core/ssrf.ts';
+import { type Cidr, checkAddress, checkUrl } from '../core/ssrf.ts';
+import { type Connect, classifyError, createConnect } from './_http.ts';
 import {
-  type Connect,
-  type ConnectTarget,
-  classifyError,
-  createConnect,
-  exchange,
-  isConnectFailure,
-  type RawExchange,
-  type Stage,
-  StaleConnectionError,
-} from './_http.ts';
-import {
-  createAddressSlots,
-  MAX_IN_FLIGHT_PER_ADDRESS,
-  type ReleaseSlot,
-  serverKey,
-} from './address-slots.ts';
+  createBudget,
+  type ExchangeContext,
+  type ProbeRun,
+  REDIRECTS,
+  sendToAddresses,
+} from './_probe-exchange.ts';
+import { createAddressSlots, MAX_IN_FLIGHT_PER_ADDRESS } from './address-slots.ts';
 
 export type { Connect, ConnectTarget } from './_http.ts';
 
@@ -43,10 +35,10 @@ export type LookupAddress = { address: string; family: 4 | 6 };
 /** Resolves every address of a host name (the injected DNS seam). */
 export type Lookup = (host: string) => Promise<LookupAddress[]>;
 
-/** Options of {@link createProber}; every side effect is a parameter with a default. */
 /** The default budget of one whole probe (spec §2.10: 5 s); a paid check's handler runs within it. */
 export const PROBE_BUDGET_MS = 5000;
 
+/** Options of {@link createProber}; every side effect is a parameter with a default. */
 export type ProberOptions = {
   lookup?: Lookup;
   /** Operator exemptions from the gate (`PROBE_ALLOW_CIDRS`); empty by default. */
@@ -87,8 +79,6 @@ export type ProbeSend = {
 /** A configured prober. */
 export type Prober = { probe(url: string, method: HttpMethod, send?: ProbeSend): Promise<ProbeOutcome> };
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
 /** The system resolver: every address, in the resolver's order. */
 export const systemLookup: Lookup = async (host) => {
   const found = await dns.promises.lookup(host, { all: true, verbatim: true });
@@ -110,262 +100,140 @@ export const systemLookup: Lookup = async (host) => {
  * const outcome = await prober.probe('https://seller.example/api', 'GET');
  */
 export function createProber(options: ProberOptions = {}): Prober {
-  const lookup = options.lookup ?? systemLookup;
-  const allow = options.allow ?? [];
   const timeoutMs = options.timeoutMs ?? PROBE_BUDGET_MS;
-  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
-  const maxHeaderSize = options.maxHeaderBytes ?? 256 * 1024;
-  const maxRedirects = options.maxRedirects ?? 3;
-  const now = options.now ?? (() => new Date());
-  const userAgent = options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)';
-  const connect = options.connect ?? createConnect({}, options.maxIdleConnections);
-  const reuseConnections = options.reuseConnections ?? false;
-  const slots = createAddressSlots(options.maxInFlightPerAddress ?? MAX_IN_FLIGHT_PER_ADDRESS);
-  const addressQueueMs = options.addressQueueMs ?? timeoutMs;
-  /** The budget of each probe running, by its signal: queueing for a slot pauses it. */
-  const budgets = new WeakMap<AbortSignal, Budget>();
+  const ctx: ProberContext = {
+    lookup: options.lookup ?? systemLookup,
+    allow: options.allow ?? [],
+    timeoutMs,
+    maxBodyBytes: options.maxBodyBytes ?? 256 * 1024,
+    maxHeaderSize: options.maxHeaderBytes ?? 256 * 1024,
+    maxRedirects: options.maxRedirects ?? 3,
+    now: options.now ?? (() => new Date()),
+    userAgent: options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)',
+    connect: options.connect ?? createConnect({}, options.maxIdleConnections),
+    reuseConnections: options.reuseConnections ?? false,
+    slots: createAddressSlots(options.maxInFlightPerAddress ?? MAX_IN_FLIGHT_PER_ADDRESS),
+    addressQueueMs: options.addressQueueMs ?? timeoutMs,
+    budgets: new WeakMap(),
+  };
+  return { probe: (url, method, send) => probeWith(ctx, url, method, send) };
+}
 
-  type Hop = Omit<ProbeResponse, 'methodUsed'>;
-  type Step = { kind: 'response'; hop: Hop } | { kind: 'blocked' | 'unreachable'; detail: string };
+/** A prober's options, resolved: what every probe it runs shares. */
+type ProberContext = ExchangeContext & {
+  readonly lookup: Lookup;
+  readonly allow: Cidr[];
+  readonly timeoutMs: number;
+  readonly maxRedirects: number;
+  readonly now: () => Date;
+};
 
-  /** Follows one redirect chain from `start`, gating every hop. */
-  async function chain(
-    start: URL,
-    method: HttpMethod,
-    signal: AbortSignal,
-    stage: Stage,
-    postBody: string,
-  ): Promise<Step> {
-    let current = start;
-    let m = method;
-    for (let redirects = 0; ; redirects++) {
-      const gate = checkUrl(current, allow);
-      if (!gate.ok) return { kind: 'blocked', detail: gate.reason };
-      let addresses: string[];
-      if (gate.address !== null) {
-        addresses = [gate.address];
-      } else {
-        stage.name = 'dns';
-        const found = await abortable(lookup(current.hostname), signal);
-        if (!Array.isArray(found) || found.length === 0)
-          return { kind: 'unreachable', detail: 'dns_no_address' };
-        addresses = [];
-        for (const entry of found) {
-          // The resolver is injected: its answer is checked as untrusted data too (fail closed).
-          const address: unknown = entry?.address;
-          if (typeof address !== 'string') return { kind: 'blocked', detail: 'unparseable_address' };
-          const checked = checkAddress(address, allow);
-          if (!checked.ok) return { kind: 'blocked', detail: `${checked.reason}:${address}` };
-          addresses.push(address);
-        }
-      }
-      const res = await send(current, m, addresses, signal, stage, postBody);
-      const location = res.headers['location'];
-      if (REDIRECTS.has(res.status) && location !== undefined) {
-        if (redirects >= maxRedirects) return { kind: 'unreachable', detail: 'too_many_redirects' };
-        const next = URL.canParse(location, current) ? new URL(location, current) : null;
-        if (next === null) return { kind: 'unreachable', detail: 'bad_redirect_location' };
-        if (res.status === 303 || ((res.status === 301 || res.status === 302) && m === 'POST')) m = 'GET';
-        current = next;
-        continue;
-      }
-      const text = res.body.length === 0 ? null : res.body.toString('utf8');
-      return {
-        kind: 'response',
-        hop: {
-          status: res.status,
-          headers: res.headers,
-          body: text,
-          bodyTruncated: res.truncated,
-          finalUrl: current.href,
-          redirects,
-        },
-      };
+type Hop = Omit<ProbeResponse, 'methodUsed'>;
+type Step = { kind: 'response'; hop: Hop } | { kind: 'blocked' | 'unreachable'; detail: string };
+
+/** One probe of `url`: the chain as listed, then the POST retry of a GET answered 405. */
+async function probeWith(
+  ctx: ProberContext,
+  url: string,
+  method: HttpMethod,
+  request: ProbeSend = {},
+): Promise<ProbeOutcome> {
+  const probedAt = ctx.now().toISOString();
+  const t0 = performance.now();
+  const stamp = () => ({ probedAt, elapsedMs: Math.round(performance.now() - t0) });
+  if (typeof url !== 'string' || !URL.canParse(url))
+    return { kind: 'blocked', detail: 'invalid_url', ...stamp() };
+  const start = new URL(url);
+  const budget = createBudget(ctx.timeoutMs);
+  ctx.budgets.set(budget.signal, budget);
+  const run: ProbeRun = { signal: budget.signal, stage: { name: 'dns' }, postBody: request.body ?? '{}' };
+  try {
+    const step = await followChain(ctx, run, start, method);
+    if (step.kind !== 'response') return { kind: step.kind, detail: step.detail, ...stamp() };
+    if (step.hop.status === 405 && method === 'GET') {
+      // A route bound to POST may answer 405 to a GET: the listing's method may be wrong (docs/x402.md
+      // 9.6). The retry counts only when it finds the paywall: anything else it meets (another status, a
+      // failure, the budget running out) leaves the listed GET's 405 as the answer, so `methodUsed` names
+      // POST only for a 402 that came from the POST (docs/decisions.md "The probe").
+      const retry = await retryAsPost(ctx, run, start);
+      if (retry !== null) return { kind: 'response', response: { ...retry, methodUsed: 'POST' }, ...stamp() };
     }
+    return { kind: 'response', response: { ...step.hop, methodUsed: method }, ...stamp() };
+  } catch (err) {
+    if (budget.signal.aborted) return { kind: 'timeout', detail: `timeout_${run.stage.name}`, ...stamp() };
+    return { kind: 'unreachable', detail: classifyError(err), ...stamp() };
+  } finally {
+    budget.clear();
   }
+}
 
-  /** One exchange with the first checked address; the next one only if the connection itself failed. */
-  async function send(
-    url: URL,
-    method: HttpMethod,
-    addresses: string[],
-    signal: AbortSignal,
-    stage: Stage,
-    postBody: string,
-  ): Promise<RawExchange> {
-    const https = url.protocol === 'https:';
-    // A POST is not idempotent, so it never rides a pooled connection that could fail under it.
-    let reuse = reuseConnections && method === 'GET';
-    const headers: Record<string, string> = {
-      host: url.host,
-      accept: 'application/json',
-      'user-agent': userAgent,
+/** Follows one redirect chain from `start`, gating every hop. */
+async function followChain(ctx: ProberContext, run: ProbeRun, start: URL, method: HttpMethod): Promise<Step> {
+  let current = start;
+  let m = method;
+  for (let redirects = 0; ; redirects++) {
+    const gated = await gateHop(ctx, run, current);
+    if (!Array.isArray(gated)) return gated;
+    const res = await sendToAddresses(ctx, run, current, m, gated);
+    const location = res.headers['location'];
+    if (REDIRECTS.has(res.status) && location !== undefined) {
+      if (redirects >= ctx.maxRedirects) return { kind: 'unreachable', detail: 'too_many_redirects' };
+      const next = URL.canParse(location, current) ? new URL(location, current) : null;
+      if (next === null) return { kind: 'unreachable', detail: 'bad_redirect_location' };
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && m === 'POST')) m = 'GET';
+      current = next;
+      continue;
+    }
+    const text = res.body.length === 0 ? null : res.body.toString('utf8');
+    return {
+      kind: 'response',
+      hop: {
+        status: res.status,
+        headers: res.headers,
+        body: text,
+        bodyTruncated: res.truncated,
+        finalUrl: current.href,
+        redirects,
+      },
     };
-    // Spec §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, spec §2.10).
-    if (method === 'POST')
-      Object.assign(headers, {
-        'content-type': 'application/json',
-        'content-length': String(Buffer.byteLength(postBody)),
-      });
-    const hostname = url.hostname.replace(/\.$/, '');
-    const port = url.port === '' ? (https ? 443 : 80) : Number(url.port);
-    for (let i = 0; ; ) {
-      const address = addresses[i]!;
-      const target: ConnectTarget = {
-        protocol: https ? 'https:' : 'http:',
-        address,
-        family: address.includes(':') ? 6 : 4,
-        port,
-        servername: literalAddress(url) === null ? hostname : null,
-        method,
-        path: `${url.pathname}${url.search}`,
-        headers: reuse ? headers : { ...headers, connection: 'close' },
-        maxHeaderSize,
-        reuse,
-      };
-      const release = await slotFor(serverKey(address, port), signal, stage);
-      try {
-        return await exchange(connect, target, method === 'POST' ? postBody : null, {
-          signal,
-          maxBodyBytes,
-          stage,
-          skipBody: (status, h) => REDIRECTS.has(status) && h['location'] !== undefined,
-        });
-      } catch (err) {
-        if (signal.aborted) throw err;
-        // The seller closed the pooled connection as the GET went out: once more, on a new one.
-        if (err instanceof StaleConnectionError) {
-          reuse = false;
-          continue;
-        }
-        if (i + 1 >= addresses.length || !isConnectFailure(err)) throw err;
-        i++;
-      } finally {
-        release();
-      }
-    }
   }
-
-  /**
-   * A slot of the address: at once when it has one free; else the probe's budget pauses while it queues, for at
-   * most `addressQueueMs` (then the probe ends as `timeout_queue`, nothing sent).
-   */
-  async function slotFor(key: string, signal: AbortSignal, stage: Stage): Promise<ReleaseSlot> {
-    const free = slots.tryTake(key);
-    if (free !== null) return free;
-    const budget = budgets.get(signal);
-    const queued = new AbortController();
-    // No timer for an unbounded wait (a delay past 2^31 - 1 ms would fire at once).
-    const timer = Number.isFinite(addressQueueMs)
-      ? setTimeout(() => queued.abort(new Error('address queue wait exceeded')), addressQueueMs)
-      : undefined;
-    stage.name = 'queue';
-    budget?.pause();
-    try {
-      return await slots.take(key, queued.signal);
-    } catch (err) {
-      budget?.expire(err);
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      budget?.resume();
-    }
-  }
-
-  /** The POST retry of a GET answered 405: its answer when it is a 402, else null (never throws). */
-  async function retryAsPost(
-    start: URL,
-    signal: AbortSignal,
-    stage: Stage,
-    postBody: string,
-  ): Promise<Hop | null> {
-    try {
-      const step = await chain(start, 'POST', signal, stage, postBody);
-      return step.kind === 'response' && step.hop.status === 402 ? step.hop : null;
-    } catch {
-      return null;
-    }
-  }
-
-  async function probe(url: string, method: HttpMethod, request: ProbeSend = {}): Promise<ProbeOutcome> {
-    const postBody = request.body ?? '{}';
-    const probedAt = now().toISOString();
-    const t0 = performance.now();
-    const stamp = () => ({ probedAt, elapsedMs: Math.round(performance.now() - t0) });
-    if (typeof url !== 'string' || !URL.canParse(url))
-      return { kind: 'blocked', detail: 'invalid_url', ...stamp() };
-    const start = new URL(url);
-    const controller = createBudget(timeoutMs);
-    budgets.set(controller.signal, controller);
-    const stage: Stage = { name: 'dns' };
-    try {
-      const step = await chain(start, method, controller.signal, stage, postBody);
-      if (step.kind !== 'response') return { kind: step.kind, detail: step.detail, ...stamp() };
-      if (step.hop.status === 405 && method === 'GET') {
-        // A route bound to POST may answer 405 to a GET: the listing's method may be wrong (docs/x402.md
-        // 9.6). The retry counts only when it finds the paywall: anything else it meets (another status, a
-        // failure, the budget running out) leaves the listed GET's 405 as the answer, so `methodUsed` names
-        // POST only for a 402 that came from the POST (docs/decisions.md "The probe").
-        const retry = await retryAsPost(start, controller.signal, stage, postBody);
-        if (retry !== null)
-          return { kind: 'response', response: { ...retry, methodUsed: 'POST' }, ...stamp() };
-      }
-      return { kind: 'response', response: { ...step.hop, methodUsed: method }, ...stamp() };
-    } catch (err) {
-      if (controller.signal.aborted) return { kind: 'timeout', detail: `timeout_${stage.name}`, ...stamp() };
-      return { kind: 'unreachable', detail: classifyError(err), ...stamp() };
-    } finally {
-      controller.clear();
-    }
-  }
-
-  return { probe };
 }
 
 /**
- * The budget of one probe: its signal aborts once `ms` have run, not counting the time paused (queued for an
- * address slot). One timer while it runs, none while paused.
+ * The gate of one hop: `checkUrl` before DNS, then every resolved address through `checkAddress`. The addresses
+ * to connect to, or the step that ends the chain (one refused address among public ones blocks the probe).
  */
-type Budget = {
-  signal: AbortSignal;
-  pause(): void;
-  resume(): void;
-  /** Ends the probe now (its queue wait ran out). */
-  expire(reason: unknown): void;
-  clear(): void;
-};
+async function gateHop(
+  ctx: ProberContext,
+  run: ProbeRun,
+  url: URL,
+): Promise<string[] | Exclude<Step, { kind: 'response' }>> {
+  const gate = checkUrl(url, ctx.allow);
+  if (!gate.ok) return { kind: 'blocked', detail: gate.reason };
+  if (gate.address !== null) return [gate.address];
+  run.stage.name = 'dns';
+  const found = await abortable(ctx.lookup(url.hostname), run.signal);
+  if (!Array.isArray(found) || found.length === 0) return { kind: 'unreachable', detail: 'dns_no_address' };
+  const addresses: string[] = [];
+  for (const entry of found) {
+    // The resolver is injected: its answer is checked as untrusted data too (fail closed).
+    const address: unknown = entry?.address;
+    if (typeof address !== 'string') return { kind: 'blocked', detail: 'unparseable_address' };
+    const checked = checkAddress(address, ctx.allow);
+    if (!checked.ok) return { kind: 'blocked', detail: `${checked.reason}:${address}` };
+    addresses.push(address);
+  }
+  return addresses;
+}
 
-function createBudget(ms: number): Budget {
-  const controller = new AbortController();
-  let left = ms;
-  let since = performance.now();
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const clear = () => {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-  };
-  const expire = (reason: unknown) => {
-    clear();
-    if (!controller.signal.aborted) controller.abort(reason);
-  };
-  const arm = () => {
-    since = performance.now();
-    timer = setTimeout(() => expire(new Error('probe budget exceeded')), Math.max(0, left));
-  };
-  arm();
-  return {
-    signal: controller.signal,
-    pause() {
-      if (timer === null) return;
-      clear();
-      left -= performance.now() - since;
-    },
-    resume() {
-      if (timer === null && !controller.signal.aborted) arm();
-    },
-    expire,
-    clear,
-  };
+/** The POST retry of a GET answered 405: its answer when it is a 402, else null (never throws). */
+async function retryAsPost(ctx: ProberContext, run: ProbeRun, start: URL): Promise<Hop | null> {
+  try {
+    const step = await followChain(ctx, run, start, 'POST');
+    return step.kind === 'response' && step.hop.status === 402 ? step.hop : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Races a promise that cannot be cancelled (DNS) against the budget; a late result or error is dropped. */
