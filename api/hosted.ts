@@ -80,8 +80,8 @@ async function localCounters(store: IntegratorStore, journal: Journal, now: () =
   };
 }
 
-/** Opens hosted mode over its store and the service journal; restores this month's usage (unless `shared`). */
-export async function createHosted(parts: {
+/** What {@link createHosted} opens hosted mode over. */
+export type HostedParts = {
   store: IntegratorStore;
   journal: Journal;
   now: () => Date;
@@ -92,73 +92,44 @@ export async function createHosted(parts: {
   /** Draws invoices' pay-link tokens. */
   random: (n: number) => Uint8Array;
   shared?: SharedHosted;
-}): Promise<Hosted> {
+};
+
+/** Opens hosted mode over its store and the service journal; restores this month's usage (unless `shared`). */
+export async function createHosted(parts: HostedParts): Promise<Hosted> {
   const { store, journal, now, shared } = parts;
   const counters = shared
     ? { ...shared, tail: noJournal, attachment: () => null, record: async () => {} }
     : await localCounters(store, journal, now);
   const { tail } = counters;
+  const callers = createCallerBook(store);
   // Embedded: the snapshot trails the journal by at most a minute, so a restart after a crash replays little.
   // Shared: keys are reloaded every minute too, in case a change notice was missed (a dropped connection).
   const timer = setInterval(() => {
-    (shared ? reload() : compactUsage(store, tail)).catch((error: unknown) =>
+    (shared ? callers.reload() : compactUsage(store, tail)).catch((error: unknown) =>
       console.error('[spotcheck] [hosted] periodic work failed', error),
     );
   }, 60_000);
   timer.unref();
-
-  let callers = new Map<string, HostedCaller>();
-  const reload = async () => {
-    const integrators = new Map((await store.integrators()).map((row) => [row.id, row]));
-    const next = new Map<string, HostedCaller>();
-    for (const key of await store.keys()) {
-      const integrator = integrators.get(key.integrator);
-      if (integrator) next.set(key.id, { key, integrator });
-    }
-    callers = next;
-  };
-  await reload();
+  await callers.reload();
   const unwatch = shared
     ? await shared.watch(() => {
-        reload().catch((error: unknown) => console.error('[spotcheck] [hosted] keys not reloaded', error));
+        callers
+          .reload()
+          .catch((error: unknown) => console.error('[spotcheck] [hosted] keys not reloaded', error));
       })
     : null;
-  // A hash of a fixed text: an unknown key id costs the same hash and comparison as a known one.
-  const decoy = hashSecret('no such key');
 
   return {
     store,
     invoicesDir: parts.invoicesDir,
     meter: counters.meter,
     rate: counters.rate,
-    authenticate(presented) {
-      const parsed = parseServiceKey(presented);
-      if (parsed === null) return { ok: false, message: 'The service key is not valid.' };
-      const caller = callers.get(parsed.id);
-      const matches = sameHash(hashSecret(parsed.secret), caller?.key.secretHash ?? decoy);
-      if (!caller || !matches) return { ok: false, message: 'The service key is not valid.' };
-      if (caller.key.state !== 'active')
-        return { ok: false, message: `The service key is ${caller.key.state}.` };
-      return { ok: true, caller };
-    },
+    authenticate: callers.authenticate,
     attachment: counters.attachment,
     record: counters.record,
     async apply(content) {
-      const op = parseOp(JSON.parse(content));
-      const result = await applyOp(store, op, (month) =>
-        issueInvoices({
-          store,
-          tail,
-          month,
-          now: now(),
-          signer: parts.signer(),
-          dir: parts.invoicesDir,
-          payTo: parts.payTo,
-          baseUrl: parts.baseUrl,
-          random: parts.random,
-        }),
-      );
-      await reload();
+      const result = await applyOperation(parts, tail, content);
+      await callers.reload();
       return JSON.stringify(result, null, 2);
     },
     compact: () => compactUsage(store, tail),
@@ -169,6 +140,55 @@ export async function createHosted(parts: {
       await store.close();
     },
   };
+}
+
+/** The keys in memory, with their integrators: a hosted call never waits for the database to authenticate. */
+function createCallerBook(
+  store: IntegratorStore,
+): Pick<Hosted, 'authenticate'> & { reload(): Promise<void> } {
+  let callers = new Map<string, HostedCaller>();
+  // A hash of a fixed text: an unknown key id costs the same hash and comparison as a known one.
+  const decoy = hashSecret('no such key');
+  return {
+    async reload() {
+      const integrators = new Map((await store.integrators()).map((row) => [row.id, row]));
+      const next = new Map<string, HostedCaller>();
+      for (const key of await store.keys()) {
+        const integrator = integrators.get(key.integrator);
+        if (integrator) next.set(key.id, { key, integrator });
+      }
+      callers = next;
+    },
+    authenticate(presented) {
+      const parsed = parseServiceKey(presented);
+      if (parsed === null) return { ok: false, message: 'The service key is not valid.' };
+      const caller = callers.get(parsed.id);
+      const matches = sameHash(hashSecret(parsed.secret), caller?.key.secretHash ?? decoy);
+      if (!caller || !matches) return { ok: false, message: 'The service key is not valid.' };
+      if (caller.key.state !== 'active')
+        return { ok: false, message: `The service key is ${caller.key.state}.` };
+      return { ok: true, caller };
+    },
+  };
+}
+
+/** Applies an operator operation from the inbox; issuing invoices reads the journal's uses through `tail`. */
+async function applyOperation(parts: HostedParts, tail: JournalTail, content: string) {
+  const { store } = parts;
+  const op = parseOp(JSON.parse(content));
+  return applyOp(store, op, (month) =>
+    issueInvoices({
+      store,
+      tail,
+      month,
+      now: parts.now(),
+      signer: parts.signer(),
+      dir: parts.invoicesDir,
+      payTo: parts.payTo,
+      baseUrl: parts.baseUrl,
+      random: parts.random,
+    }),
+  );
 }
 
 /** With a shared store the use is counted when reserved: no journal records to fold or invoice from. */

@@ -13,15 +13,16 @@ import { toNodeHandler } from 'h3/node';
 import { LIMITS } from '../core/limits.ts';
 import { parseListings } from '../core/listings.ts';
 import { createProbeCache } from '../core/probe-cache.ts';
+import type { Signer } from '../core/receipt.ts';
 import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
 import { createBadgeRenderer } from '../io/badge-image.ts';
 import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
-import { createJournal } from '../io/journal.ts';
+import { createJournal, type Journal } from '../io/journal.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
-import { createLedger } from '../io/ledger.ts';
+import { createLedger, type Ledger } from '../io/ledger.ts';
 import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/prober.ts';
 import { pooledRandom } from '../io/random-pool.ts';
 import type { ReceiptFileWriter } from '../io/receipt-file-writer.ts';
@@ -31,15 +32,15 @@ import { createApp } from './app.ts';
 import type { Prober } from './check.ts';
 import type { Config } from './config.ts';
 import type { AppDeps } from './deps.ts';
-import { createHosted } from './hosted.ts';
-import { createIdentity } from './identity.ts';
+import { createHosted, type Hosted } from './hosted.ts';
+import { createIdentity, type Identity } from './identity.ts';
 import { OPERATOR_INBOX_PREFIX } from './operator.ts';
 import { createPaidCallIntake } from './paid-call-intake.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { recoverWithQuota } from './quota-use.ts';
 import { createSales } from './sales.ts';
-import { openState } from './state.ts';
-import { createSeller } from './x402/seller.ts';
+import { openState, type ServiceState } from './state.ts';
+import { createSeller, type Seller } from './x402/seller.ts';
 
 export type Service = {
   app: H3;
@@ -71,32 +72,8 @@ export async function createService(config: Config, overrides: ServiceOverrides 
   const now = overrides.now ?? (() => new Date());
   const paths = dataPaths(config.dataDir);
   await mkdir(paths.receipts, { recursive: true });
-
-  const keys = await loadSigningKeys({
-    dir: paths.keys,
-    ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
-  });
-  const salt = await loadSalt(paths.keys);
-  const serviceWallet = await loadServiceWallet(paths.keys, config.serviceWallet);
-  const journal = await createJournal({ dir: paths.journal, fsync: overrides.fsync ?? true, now });
-  const identity = createIdentity(salt);
-  // The embedded index reads the bodies of this ledger's receipts back from the ledger (memory, then the file); it is
-  // created after the store, and nothing reads a body before then.
-  let readBody = async (_id: string): Promise<Record<string, unknown> | null> => null;
-  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'), (id) =>
-    readBody(id),
-  );
-  const { store } = state;
-  const ledger = createLedger({
-    signer: () => keys.signer,
-    journal,
-    store,
-    receiptsDir: paths.receipts,
-    checkpointFile: paths.checkpoint,
-    ...(overrides.receiptFiles ? { files: overrides.receiptFiles } : {}),
-    ...(state.committed ? { committed: state.committed } : {}),
-  });
-  readBody = ledger.body;
+  const records = await openRecords(config, paths, now, overrides);
+  const { journal, state, ledger, serviceWallet, keys } = records;
   await recoverWithQuota(ledger, state.journaledQuota, now());
   const hosted = await createHosted({
     store: state.integrators,
@@ -109,73 +86,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     random: pooledRandom(),
     ...(state.sharedHosted ? { shared: state.sharedHosted } : {}),
   });
-
-  const allow = parseCidrList(config.probeAllowCidrs);
-  // A seller's next GET within a second takes the connection its last one left, to the same approved address.
-  const prober =
-    overrides.prober ??
-    createProber({
-      allow,
-      now,
-      reuseConnections: true,
-      ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
-    });
-  const facilitator =
-    overrides.facilitator ??
-    (config.facilitatorUrl
-      ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
-      : missingFacilitator());
-  // A paid handler is one probe (payment status reads the chain alongside it, within its own shorter budget), plus
-  // store reads and the receipt; a second of slack covers those.
-  const handlerBudgetSeconds = Math.ceil(Math.max(PROBE_BUDGET_MS, CHAIN_TIMEOUT_MS) / 1000) + 1;
-  const seller = createSeller({
-    facilitator,
-    payTo: serviceWallet.address,
-    now,
-    handlerBudgetSeconds,
-    ...(state.replayGuard ? { replayGuard: state.replayGuard } : {}),
-  });
-
-  const deps: AppDeps = {
-    prober,
-    probeCache: createProbeCache({
-      ttlMs: LIMITS.probeReuseSeconds * 1000,
-      maxEntries: 50_000,
-      // About 128 MiB of headers and bodies: at the prober's caps one hostile entry holds ~0.25 M characters.
-      maxChars: 64 * 1024 * 1024,
-      now: () => now().getTime(),
-    }),
-    store,
-    ledger,
-    now,
-    random: pooledRandom(),
-    baseUrl: config.baseUrl,
-    gate: {
-      trustProxy: config.trustProxy,
-      trustedProxies: config.trustedProxies,
-      exemptKeys: config.exemptKeys,
-      quota: state.quota,
-      identity,
-    },
-    sales: createSales(seller, config.baseUrl),
-    jwks: () => readJwks(paths.keys),
-    reputation: createReputationLookup({
-      source: store,
-      now,
-      onError: (error) => console.error('[spotcheck] [reputation] store unavailable', error),
-    }),
-    chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
-    runs: { crawl: runPaths(config.dataDir, 'crawl'), bazaar: runPaths(config.dataDir, 'bazaar') },
-    hosted,
-    paidCalls: createPaidCallIntake({
-      paths: runPaths(config.dataDir, 'known-answers'),
-      store,
-      ...(state.sharedTasks ? { shared: state.sharedTasks } : {}),
-      monotonic: () => performance.now(),
-      log: (line) => console.error(`[spotcheck] ${line}`),
-    }),
-    site: { badges: await createBadgeRenderer(), dir: paths.site },
-  };
+  const deps = await appDeps(config, paths, overrides, { ...records, hosted, now });
   await deps.paidCalls?.refresh(true);
 
   const listings = listingsHandler(deps);
@@ -184,7 +95,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     name.startsWith(OPERATOR_INBOX_PREFIX) ? hosted.apply(content) : listings(name, content),
   );
   const crawlRuns = watchPublishedRuns({
-    store,
+    store: state.store,
     paths: deps.runs.crawl,
     log: (line) => console.error(`[spotcheck] [crawl] ${line}`),
   });
@@ -202,10 +113,141 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       await ledger.checkpoint();
       await hosted.close();
       await journal.close();
-      await store.close();
+      await state.store.close();
       await state.close();
     },
   };
+}
+
+type DataPaths = ReturnType<typeof dataPaths>;
+
+/** What the service keeps: its keys and wallet, the journal, the state behind its ports, and the ledger over them. */
+type Records = {
+  keys: { signer: Signer };
+  serviceWallet: Service['serviceWallet'];
+  journal: Journal;
+  identity: Identity;
+  state: ServiceState;
+  ledger: Ledger;
+};
+
+/** Loads the keys and opens the journal, the state and the ledger (not recovered yet). */
+async function openRecords(
+  config: Config,
+  paths: DataPaths,
+  now: () => Date,
+  overrides: ServiceOverrides,
+): Promise<Records> {
+  const keys = await loadSigningKeys({
+    dir: paths.keys,
+    ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
+  });
+  const salt = await loadSalt(paths.keys);
+  const serviceWallet = await loadServiceWallet(paths.keys, config.serviceWallet);
+  const journal = await createJournal({ dir: paths.journal, fsync: overrides.fsync ?? true, now });
+  const identity = createIdentity(salt);
+  // The embedded index reads the bodies of this ledger's receipts back from the ledger (memory, then the file); it is
+  // created after the store, and nothing reads a body before then.
+  let readBody = async (_id: string): Promise<Record<string, unknown> | null> => null;
+  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'), (id) =>
+    readBody(id),
+  );
+  const ledger = createLedger({
+    signer: () => keys.signer,
+    journal,
+    store: state.store,
+    receiptsDir: paths.receipts,
+    checkpointFile: paths.checkpoint,
+    ...(overrides.receiptFiles ? { files: overrides.receiptFiles } : {}),
+    ...(state.committed ? { committed: state.committed } : {}),
+  });
+  readBody = ledger.body;
+  return { keys, serviceWallet, journal, identity, state, ledger };
+}
+
+/** The routes' dependencies over the opened records: the prober, the seller and every reader they answer from. */
+async function appDeps(
+  config: Config,
+  paths: DataPaths,
+  overrides: ServiceOverrides,
+  parts: Records & { hosted: Hosted; now: () => Date },
+): Promise<AppDeps> {
+  const { state, now } = parts;
+  const { store } = state;
+  return {
+    prober: overrides.prober ?? serviceProber(config, now, overrides),
+    probeCache: createProbeCache({
+      ttlMs: LIMITS.probeReuseSeconds * 1000,
+      maxEntries: 50_000,
+      // About 128 MiB of headers and bodies: at the prober's caps one hostile entry holds ~0.25 M characters.
+      maxChars: 64 * 1024 * 1024,
+      now: () => now().getTime(),
+    }),
+    store,
+    ledger: parts.ledger,
+    now,
+    random: pooledRandom(),
+    baseUrl: config.baseUrl,
+    gate: {
+      trustProxy: config.trustProxy,
+      trustedProxies: config.trustedProxies,
+      exemptKeys: config.exemptKeys,
+      quota: state.quota,
+      identity: parts.identity,
+    },
+    sales: createSales(serviceSeller(config, overrides, parts), config.baseUrl),
+    jwks: () => readJwks(paths.keys),
+    reputation: createReputationLookup({
+      source: store,
+      now,
+      onError: (error) => console.error('[spotcheck] [reputation] store unavailable', error),
+    }),
+    chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
+    runs: { crawl: runPaths(config.dataDir, 'crawl'), bazaar: runPaths(config.dataDir, 'bazaar') },
+    hosted: parts.hosted,
+    paidCalls: createPaidCallIntake({
+      paths: runPaths(config.dataDir, 'known-answers'),
+      store,
+      ...(state.sharedTasks ? { shared: state.sharedTasks } : {}),
+      monotonic: () => performance.now(),
+      log: (line) => console.error(`[spotcheck] ${line}`),
+    }),
+    site: { badges: await createBadgeRenderer(), dir: paths.site },
+  };
+}
+
+/** The live check's prober: the SSRF gate with the operator's exemptions, connections kept per approved address. */
+function serviceProber(config: Config, now: () => Date, overrides: ServiceOverrides): Prober {
+  // A seller's next GET within a second takes the connection its last one left, to the same approved address.
+  return createProber({
+    allow: parseCidrList(config.probeAllowCidrs),
+    now,
+    reuseConnections: true,
+    ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
+  });
+}
+
+/** The x402 seller of the paid routes, paid to the service wallet. */
+function serviceSeller(
+  config: Config,
+  overrides: ServiceOverrides,
+  parts: Pick<Records, 'serviceWallet' | 'state'> & { now: () => Date },
+): Seller {
+  const facilitator =
+    overrides.facilitator ??
+    (config.facilitatorUrl
+      ? new HTTPFacilitatorClient({ url: config.facilitatorUrl })
+      : missingFacilitator());
+  // A paid handler is one probe (payment status reads the chain alongside it, within its own shorter budget), plus
+  // store reads and the receipt; a second of slack covers those.
+  const handlerBudgetSeconds = Math.ceil(Math.max(PROBE_BUDGET_MS, CHAIN_TIMEOUT_MS) / 1000) + 1;
+  return createSeller({
+    facilitator,
+    payTo: parts.serviceWallet.address,
+    now: parts.now,
+    handlerBudgetSeconds,
+    ...(parts.state.replayGuard ? { replayGuard: parts.state.replayGuard } : {}),
+  });
 }
 
 /** Serves the service's app on a socket; resolves once listening. */

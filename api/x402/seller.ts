@@ -28,27 +28,25 @@
  * paid). Route HEAD of a paid path to the same guarded handler, or answer 405; never to an unguarded one.
  */
 import { x402ResourceServer } from '@x402/core/server';
-import { SettleError, type SettleResponse, VerifyError, type VerifyResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { BASE, canonicalUsdc } from '../../core/networks.ts';
-import { databaseUnavailable } from '../errors.ts';
-import { buildChallenge, type Challenge, paymentRequiredOf, type Terms } from './_challenge.ts';
-import { createV1Support, type Driver, v1Driver, v1NameOf, v2Driver, withTimeout } from './_drivers.ts';
-import { type DecodedPayment, decodePaymentHeader } from './_payment-header.ts';
+import { buildChallenge } from './_challenge.ts';
+import { createV1Support, v1Driver, v1NameOf, v2Driver } from './_drivers.ts';
+import { refuse, runPaid, type SellerContext } from './_paid-flow.ts';
+import { decodePaymentHeader } from './_payment-header.ts';
 import { createReplayGuard, type ReplayRefusal } from './_replay.ts';
-import {
-  challengeResponse,
-  deliveryFailed,
-  errorResponse,
-  facilitatorUnavailable,
-  paidResponse,
-  settlementHeaders,
-  settlementUnverified,
-} from './_responses.ts';
-import { readSettlement, settleErrorResult } from './_settlement.ts';
-import type { Offer, PaidHandler, PaidJson, Seller, SellerConfig, Settlement } from './_types.ts';
+import type {
+  Offer,
+  PaidHandler,
+  PaidJson,
+  RequestEvent,
+  Seller,
+  SellerConfig,
+  Settlement,
+} from './_types.ts';
 
+export { SETTLE_MARGIN_SECONDS } from './_paid-flow.ts';
 export { X402_CORS } from './_responses.ts';
 export type * from './_types.ts';
 
@@ -73,186 +71,81 @@ export function paidAccess(settlement: Settlement): { tier: 'paid'; charged_usd:
   return { tier: 'paid', charged_usd: settlement.chargedUsd, tx: settlement.tx };
 }
 
-/**
- * Seconds an authorization must outlive the paid handler: verify is done by then, and settlement still needs the
- * facilitator's own checks (the SDK refuses under 6 s left), a broadcast, inclusion in a block, and possibly the one
- * `settlement_pending` retry. The official client signs for `maxTimeoutSeconds` (300), far above this.
- */
-export const SETTLE_MARGIN_SECONDS = 30;
-
 /** Creates the seller. No facilitator call happens here: a 402 is producible with the facilitator down. */
 export function createSeller(config: SellerConfig): Seller {
   const network = config.network ?? BASE;
   const usdc = canonicalUsdc(network);
   if (!usdc) throw new RangeError(`x402 seller: no canonical USDC on ${network}`);
-  const terms: Terms = {
-    network,
-    asset: usdc.asset,
-    name: usdc.name,
-    version: usdc.version,
-    payTo: config.payTo,
-    maxTimeoutSeconds: config.maxTimeoutSeconds ?? 300,
-  };
   const scheme = new ExactEvmScheme();
-  // Without the bazaar extension the declaration would lack the route's `method` (x402-notes §9 item 21).
-  const server = new x402ResourceServer(config.facilitator)
-    .register(network, scheme)
-    .registerExtension(bazaarResourceServerExtension);
   const v1Network = v1NameOf(network);
-  const supportsV1 = createV1Support(config.facilitator, v1Network);
   const now = config.now ?? (() => new Date());
-  const guard = config.replayGuard ?? createReplayGuard(now);
-  const verifyTimeoutMs = config.verifyTimeoutMs ?? 15_000;
-  const handlerBudgetSeconds = config.handlerBudgetSeconds ?? 0;
-  const unavailable = (stage: 'verify' | 'settle', error: unknown) => {
-    config.onError?.(stage, error);
-    return facilitatorUnavailable(stage);
+  const ctx: SellerContext = {
+    config,
+    terms: {
+      network,
+      asset: usdc.asset,
+      name: usdc.name,
+      version: usdc.version,
+      payTo: config.payTo,
+      maxTimeoutSeconds: config.maxTimeoutSeconds ?? 300,
+    },
+    scheme,
+    // Without the bazaar extension the declaration would lack the route's `method` (x402-notes §9 item 21).
+    server: new x402ResourceServer(config.facilitator)
+      .register(network, scheme)
+      .registerExtension(bazaarResourceServerExtension),
+    v1Network,
+    supportsV1: createV1Support(config.facilitator, v1Network),
+    now,
+    guard: config.replayGuard ?? createReplayGuard(now),
+    verifyTimeoutMs: config.verifyTimeoutMs ?? 15_000,
+    handlerBudgetSeconds: config.handlerBudgetSeconds ?? 0,
   };
-
-  const refuse = async (challenge: Challenge, error: string, headers?: Record<string, string>) =>
-    challengeResponse(await paymentRequiredOf(server, challenge, error), headers);
-
-  /** True when the authorization could expire before a settlement after the handler lands. */
-  const expiresTooSoon = (validBefore: number | null): boolean => {
-    const at = Math.floor(now().getTime() / 1000);
-    return validBefore === null || validBefore < at + handlerBudgetSeconds + SETTLE_MARGIN_SECONDS;
-  };
-
-  type Outcome = { response: Response; settled?: 'landed' | 'pending' | 'unknown' };
-
-  /** Matching, facilitator verify and the expiry rule: the payer, or the answer that ends the flow. */
-  async function verifyPayment(
-    challenge: Challenge,
-    driver: Driver,
-    decoded: DecodedPayment,
-  ): Promise<{ payer: string } | Outcome> {
-    try {
-      const mismatch = await driver.prepare();
-      if (mismatch !== null) return { response: await refuse(challenge, mismatch) };
-    } catch (error) {
-      return { response: unavailable('verify', error) };
-    }
-    let verified: VerifyResponse;
-    try {
-      verified = await withTimeout(driver.verify(), verifyTimeoutMs);
-    } catch (error) {
-      if (!(error instanceof VerifyError)) return { response: unavailable('verify', error) };
-      verified = { isValid: false, invalidReason: error.invalidReason ?? error.message };
-    }
-    if (!verified.isValid)
-      return { response: await refuse(challenge, verified.invalidReason ?? 'invalid_payment') };
-    if (expiresTooSoon(decoded.validBefore))
-      return { response: await refuse(challenge, 'authorization_expires_too_soon') };
-    return { payer: verified.payer ?? decoded.from ?? '' };
-  }
-
-  async function run(challenge: Challenge, driver: Driver, decoded: DecodedPayment, handler: PaidHandler) {
-    const verified = await verifyPayment(challenge, driver, decoded);
-    if ('response' in verified) return verified;
-    const { payer } = verified;
-    let answer: Awaited<ReturnType<PaidHandler>>;
-    try {
-      answer = await handler({
-        payer,
-        network: driver.network,
-        amountAtomic: driver.amountAtomic,
-        x402Version: driver.x402Version,
-        validBefore: decoded.validBefore,
-      });
-    } catch (error) {
-      config.onError?.('handler', error);
-      const response =
-        databaseUnavailable(error) ??
-        errorResponse(500, 'internal_error', 'The request failed; nothing was charged.');
-      return { response };
-    }
-    if (answer.status >= 400) {
-      // An error answer is never settled; a PaidJson cannot be rendered without a settlement.
-      return {
-        response:
-          answer instanceof Response
-            ? answer
-            : errorResponse(500, 'internal_error', 'The request failed; nothing was charged.'),
-      };
-    }
-    return settleAndDeliver(challenge, driver, answer, payer);
-  }
-
-  /** Settles, and completes the answer only on a settlement that landed and matches the payment. */
-  async function settleAndDeliver(
-    challenge: Challenge,
-    driver: Driver,
-    answer: Awaited<ReturnType<PaidHandler>>,
-    payer: string,
-  ): Promise<Outcome> {
-    let result: SettleResponse;
-    try {
-      result = await driver.settle();
-    } catch (error) {
-      if (!(error instanceof SettleError))
-        return { response: unavailable('settle', error), settled: 'unknown' };
-      result = settleErrorResult(error, driver.wireNetwork);
-    }
-    const reading = readSettlement(result, {
-      network: driver.wireNetwork,
-      amountAtomic: driver.amountAtomic,
-      payer,
-    });
-    if (reading.kind === 'unverified') {
-      config.onError?.('settle', new Error(`settlement not accepted: ${reading.problem}`));
-      return { response: settlementUnverified(), settled: 'unknown' };
-    }
-    const headers = settlementHeaders(result, driver.x402Version);
-    if (reading.kind === 'failed') {
-      const response = await refuse(challenge, reading.reason, headers);
-      if (reading.broadcast) return { response, settled: 'pending' };
-      if (!(answer instanceof Response))
-        await answer.release?.().catch((error: unknown) => config.onError?.('handler', error));
-      return { response };
-    }
-    try {
-      // Rendering completes the handler's durable work (its receipt), so nothing of it exists before this line.
-      return { response: await paidResponse(answer, reading.settlement, headers), settled: 'landed' };
-    } catch (error) {
-      config.onError?.('handler', error);
-      return { response: deliveryFailed(reading.settlement.tx, headers), settled: 'landed' };
-    }
-  }
-
   return {
     async paymentRequired(offer: Offer, options = {}) {
-      const challenge = await buildChallenge(server, scheme, terms, offer, null);
-      return refuse(challenge, options.error ?? 'Payment required', options.headers);
+      const challenge = await buildChallenge(ctx.server, scheme, ctx.terms, offer, null);
+      return refuse(ctx, challenge, options.error ?? 'Payment required', options.headers);
     },
-
-    async sell(event, offer, handler) {
-      const request = event.req;
-      const challenge = await buildChallenge(server, scheme, terms, offer, request);
-      // Spec §5.2: both headers are read; the payload's own x402Version decides how it is handled.
-      const header = request.headers.get('payment-signature') ?? request.headers.get('x-payment');
-      if (header === null) return refuse(challenge, 'Payment required');
-      const decoded = decodePaymentHeader(header);
-      if (!decoded) return refuse(challenge, 'invalid_payment_header');
-
-      const replayWindow = { validBefore: decoded.validBefore, fallbackSeconds: terms.maxTimeoutSeconds };
-      const refusal = await guard.claim(decoded.key, replayWindow);
-      if (refusal !== null) return refuse(challenge, refusal);
-      let settled: 'landed' | 'pending' | 'unknown' | undefined;
-      try {
-        const driver =
-          decoded.version === 2
-            ? v2Driver(server, challenge, decoded.payload)
-            : v1Driver(config.facilitator, supportsV1, challenge, decoded.payload, v1Network);
-        const outcome = await run(challenge, driver, decoded, handler);
-        settled = outcome.settled;
-        return outcome.response;
-      } finally {
-        const reason: ReplayRefusal = settled === 'landed' ? 'payment_already_used' : 'settlement_pending';
-        // A guard that cannot record the end of the flight leaves the claim to expire with its window.
-        await guard
-          .release(decoded.key, settled ? { ...replayWindow, reason } : null)
-          .catch((error: unknown) => config.onError?.('replay', error));
-      }
-    },
+    sell: (event, offer, handler) => sell(ctx, event, offer, handler),
   };
+}
+
+/**
+ * Steps 1 and 2 of the flow: the header decoded and the payment claimed against replay, then the paid steps
+ * (`_paid-flow.ts`); the claim ends as the settlement did.
+ */
+async function sell(
+  ctx: SellerContext,
+  event: RequestEvent,
+  offer: Offer,
+  handler: PaidHandler,
+): Promise<Response> {
+  const { config, server, guard, terms } = ctx;
+  const request = event.req;
+  const challenge = await buildChallenge(server, ctx.scheme, terms, offer, request);
+  // Spec §5.2: both headers are read; the payload's own x402Version decides how it is handled.
+  const header = request.headers.get('payment-signature') ?? request.headers.get('x-payment');
+  if (header === null) return refuse(ctx, challenge, 'Payment required');
+  const decoded = decodePaymentHeader(header);
+  if (!decoded) return refuse(ctx, challenge, 'invalid_payment_header');
+
+  const replayWindow = { validBefore: decoded.validBefore, fallbackSeconds: terms.maxTimeoutSeconds };
+  const refusal = await guard.claim(decoded.key, replayWindow);
+  if (refusal !== null) return refuse(ctx, challenge, refusal);
+  let settled: 'landed' | 'pending' | 'unknown' | undefined;
+  try {
+    const driver =
+      decoded.version === 2
+        ? v2Driver(server, challenge, decoded.payload)
+        : v1Driver(config.facilitator, ctx.supportsV1, challenge, decoded.payload, ctx.v1Network);
+    const outcome = await runPaid(ctx, challenge, driver, decoded, handler);
+    settled = outcome.settled;
+    return outcome.response;
+  } finally {
+    const reason: ReplayRefusal = settled === 'landed' ? 'payment_already_used' : 'settlement_pending';
+    // A guard that cannot record the end of the flight leaves the claim to expire with its window.
+    await guard
+      .release(decoded.key, settled ? { ...replayWindow, reason } : null)
+      .catch((error: unknown) => config.onError?.('replay', error));
+  }
 }
