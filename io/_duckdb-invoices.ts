@@ -8,7 +8,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { newPayToken } from '../core/invoice.ts';
 import { invoiceOf, overpaymentOf } from './_invoice-rows.ts';
 import { select } from './duckdb-query.ts';
-import type { IntegratorStore } from './integrator-store.ts';
+import type { IntegratorStore, InvoiceRow, Overpayment } from './integrator-store.ts';
 
 /** The invoice tables, and the columns added to a file made before pay tokens and claims. */
 export const INVOICE_SCHEMA = `
@@ -63,27 +63,7 @@ export function duckdbInvoices(
   const changed = (sql: string, values: DuckDBValue[]) =>
     serial(async () => (await select(db, `${sql} RETURNING id`, values)).length > 0);
   return {
-    addInvoice: (row) =>
-      serial(async () => {
-        const existing = await select(db, 'SELECT id FROM invoices WHERE id = ?', [row.id]);
-        if (existing.length > 0) return false;
-        await db.run(
-          `INSERT INTO invoices (id, integrator, month, total_atomic, body, status, tx, paid_at, pay_token)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            row.id,
-            row.integrator,
-            row.month,
-            row.totalAtomic,
-            JSON.stringify(row.body),
-            row.status,
-            row.tx,
-            row.paidAt,
-            row.payToken,
-          ],
-        );
-        return true;
-      }),
+    addInvoice: (row) => serial(() => insertInvoice(db, row)),
     invoice: async (id) => {
       const [row] = await rows('SELECT * FROM invoices WHERE id = ?', [id]);
       return row ? invoiceOf(row) : null;
@@ -116,21 +96,7 @@ export function duckdbInvoices(
           [row.tx, row.invoice, row.integrator, row.payer, row.amountAtomic, row.at],
         ),
       ).then(() => undefined),
-    overpayments: async (filter) => {
-      const where: string[] = [];
-      const values: DuckDBValue[] = [];
-      if (filter.integrator !== undefined) {
-        where.push('integrator = ?');
-        values.push(filter.integrator);
-      }
-      if (filter.invoice !== undefined) {
-        where.push('invoice_id = ?');
-        values.push(filter.invoice);
-      }
-      const sql = `SELECT * FROM invoice_overpayments ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY recorded_at, tx`;
-      return (await rows(sql, values)).map(overpaymentOf);
-    },
+    overpayments: (filter) => overpaymentRows(rows, filter),
     markInvoiceRun: (month, at) =>
       serial(() =>
         db.run('INSERT INTO invoice_runs VALUES (?, ?) ON CONFLICT (month) DO NOTHING', [month, at]),
@@ -138,4 +104,46 @@ export function duckdbInvoices(
     invoiceRuns: async () =>
       (await rows('SELECT month FROM invoice_runs ORDER BY month')).map((r) => String(r.month)),
   };
+}
+
+/** Stores a new invoice; false when one with its id is stored already. */
+async function insertInvoice(db: DuckDBConnection, row: Omit<InvoiceRow, 'claim'>): Promise<boolean> {
+  const existing = await select(db, 'SELECT id FROM invoices WHERE id = ?', [row.id]);
+  if (existing.length > 0) return false;
+  await db.run(
+    `INSERT INTO invoices (id, integrator, month, total_atomic, body, status, tx, paid_at, pay_token)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      row.id,
+      row.integrator,
+      row.month,
+      row.totalAtomic,
+      JSON.stringify(row.body),
+      row.status,
+      row.tx,
+      row.paidAt,
+      row.payToken,
+    ],
+  );
+  return true;
+}
+
+/** The overpayments recorded, as the filter narrows them. */
+async function overpaymentRows(
+  rows: (sql: string, values?: DuckDBValue[]) => Promise<Record<string, unknown>[]>,
+  filter: Parameters<IntegratorStore['overpayments']>[0],
+): Promise<Overpayment[]> {
+  const where: string[] = [];
+  const values: DuckDBValue[] = [];
+  if (filter.integrator !== undefined) {
+    where.push('integrator = ?');
+    values.push(filter.integrator);
+  }
+  if (filter.invoice !== undefined) {
+    where.push('invoice_id = ?');
+    values.push(filter.invoice);
+  }
+  const sql = `SELECT * FROM invoice_overpayments ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY recorded_at, tx`;
+  return (await rows(sql, values)).map(overpaymentOf);
 }

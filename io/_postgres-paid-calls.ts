@@ -13,7 +13,7 @@ import type { Sql } from 'postgres';
 import type { PaidCallRecord } from '../core/catalog.ts';
 import { toPaidCall } from './_store-rows.ts';
 import { createRecentPaidCalls, RECENT_KEPT, type RecentPaidCalls } from './recent-paid-calls.ts';
-import { hostOf, type Store } from './store.ts';
+import { hostOf, type PaidCallQuery, type Store } from './store.ts';
 
 /** The paid-call half of the store port, as the PostgreSQL store answers it, and a way to load it ahead. */
 export type PostgresPaidCalls = Pick<Store, 'addPaidCall' | 'paidCalls'> & {
@@ -28,93 +28,106 @@ type Version = Array<{ version: string }>;
 
 /** Paid calls on `sql` (a migrated pool); the recent ones are loaded on the first query, not at start. */
 export function postgresPaidCalls(sql: Sql): PostgresPaidCalls {
-  /** The recent calls of every row up to `version`. */
-  let memory: { version: bigint; recent: RecentPaidCalls } | null = null;
-  let catchingUp: Promise<void> | null = null;
-
-  /** The recent calls of the whole table and its version, from one snapshot. */
-  async function load(): Promise<{ version: bigint; recent: RecentPaidCalls }> {
-    return sql.begin('isolation level repeatable read', async (tx) => {
-      const [row] = await tx<Version>`SELECT version FROM paid_calls_version`;
-      const rows = await tx.unsafe(
-        `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY service_id ORDER BY ${NEWEST_FIRST}) AS by_service,
-           row_number() OVER (PARTITION BY service_id, task ORDER BY ${NEWEST_FIRST}) AS by_task FROM paid_calls) ranked
-         WHERE by_service <= ${RECENT_KEPT} OR by_task <= ${RECENT_KEPT}`,
-      );
-      const recent = createRecentPaidCalls();
-      for (const call of rows) recent.add(toPaidCall(call));
-      return { version: BigInt(row?.version ?? 0), recent };
-    });
-  }
-
-  /** Brings memory up to `version`: the first time a whole load, then the rows numbered after what it holds. */
-  async function catchUp(version: bigint): Promise<void> {
-    if (memory === null) {
-      memory = await load();
-      return;
-    }
-    const from = memory.version;
-    const rows = await sql`SELECT * FROM paid_calls WHERE version > ${from.toString()}
-      AND version <= ${version.toString()} ORDER BY version`;
-    // Adds of this instance may have moved memory on meanwhile; a row it holds already is replaced by itself.
-    for (const row of rows) memory.recent.add(toPaidCall(row));
-    if (version > memory.version) memory.version = version;
-  }
-
-  /** The recent calls as of now. */
-  async function recentNow(): Promise<RecentPaidCalls> {
-    const [row] = await sql<Version>`SELECT version FROM paid_calls_version`;
-    const version = BigInt(row?.version ?? 0);
-    while (memory === null || memory.version < version) {
-      catchingUp ??= catchUp(version).finally(() => {
-        catchingUp = null;
-      });
-      await catchingUp;
-    }
-    return memory.recent;
-  }
-
+  const state: PaidCallsState = { sql, memory: null, catchingUp: null };
   return {
     async preloadPaidCalls() {
-      await recentNow();
+      await recentNow(state);
     },
-    async addPaidCall(r: PaidCallRecord) {
-      // The version row is taken first and held to the commit: adds of every instance are numbered in commit order.
-      const version = await sql.begin(async (tx) => {
-        const [row] =
-          await tx<Version>`UPDATE paid_calls_version SET version = version + 1 RETURNING version`;
-        const next = row?.version ?? '0';
-        // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
-        if (r.receipt_id !== null) await tx`DELETE FROM paid_calls WHERE receipt_id = ${r.receipt_id}`;
-        await tx`INSERT INTO paid_calls ${tx({ ...r, host: hostOf(r.endpoint_url), version: next })}`;
-        return BigInt(next);
-      });
-      // Memory one version behind holds every row but this one: it takes the call in as the table did.
-      if (memory !== null && memory.version + 1n === version) {
-        memory.recent.add(r);
-        memory.version = version;
-      }
-    },
-    async paidCalls({ task, endpoint, host, perService }) {
-      if (perService <= RECENT_KEPT) {
-        const recent = (await recentNow()).query({
-          ...(task === undefined ? {} : { task }),
-          ...(endpoint === undefined ? {} : { endpoint }),
-          ...(host === undefined ? {} : { host }),
-          perService,
-        });
-        if (recent !== null) return recent;
-      }
-      const filters = [
-        task !== undefined ? sql`task = ${task}` : null,
-        endpoint !== undefined ? sql`(service_id = ${endpoint} OR endpoint_url = ${endpoint})` : null,
-        host !== undefined ? sql`host = ${host}` : null,
-      ].filter((f) => f !== null);
-      const where = filters.reduce((acc, f, i) => (i === 0 ? sql`WHERE ${f}` : sql`${acc} AND ${f}`), sql``);
-      const rows = await sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY service_id
-          ORDER BY ${sql.unsafe(NEWEST_FIRST)}) AS n FROM paid_calls ${where}) ranked
-        WHERE n <= ${Math.max(0, Math.floor(perService))} ORDER BY ${sql.unsafe(NEWEST_FIRST)}, service_id`;
-      return rows.map(toPaidCall);
-    },
+    addPaidCall: (r) => addPaidCall(state, r),
+    paidCalls: (query) => queryPaidCalls(state, query),
   };
+}
+
+/** One instance's view of the table: the recent calls of every row up to `memory.version`. */
+type PaidCallsState = {
+  readonly sql: Sql;
+  memory: { version: bigint; recent: RecentPaidCalls } | null;
+  catchingUp: Promise<void> | null;
+};
+
+async function addPaidCall(state: PaidCallsState, r: PaidCallRecord): Promise<void> {
+  // The version row is taken first and held to the commit: adds of every instance are numbered in commit order.
+  const version = await state.sql.begin(async (tx) => {
+    const [row] = await tx<Version>`UPDATE paid_calls_version SET version = version + 1 RETURNING version`;
+    const next = row?.version ?? '0';
+    // Idempotent by receipt: a run taken in again (after a restart) replaces its rows, never doubles them.
+    if (r.receipt_id !== null) await tx`DELETE FROM paid_calls WHERE receipt_id = ${r.receipt_id}`;
+    await tx`INSERT INTO paid_calls ${tx({ ...r, host: hostOf(r.endpoint_url), version: next })}`;
+    return BigInt(next);
+  });
+  // Memory one version behind holds every row but this one: it takes the call in as the table did.
+  const { memory } = state;
+  if (memory !== null && memory.version + 1n === version) {
+    memory.recent.add(r);
+    memory.version = version;
+  }
+}
+
+/** The newest calls of each service matching the query: from memory when it keeps that many, else the table. */
+async function queryPaidCalls(
+  state: PaidCallsState,
+  { task, endpoint, host, perService }: PaidCallQuery,
+): Promise<readonly PaidCallRecord[]> {
+  const { sql } = state;
+  if (perService <= RECENT_KEPT) {
+    const recent = (await recentNow(state)).query({
+      ...(task === undefined ? {} : { task }),
+      ...(endpoint === undefined ? {} : { endpoint }),
+      ...(host === undefined ? {} : { host }),
+      perService,
+    });
+    if (recent !== null) return recent;
+  }
+  const filters = [
+    task !== undefined ? sql`task = ${task}` : null,
+    endpoint !== undefined ? sql`(service_id = ${endpoint} OR endpoint_url = ${endpoint})` : null,
+    host !== undefined ? sql`host = ${host}` : null,
+  ].filter((f) => f !== null);
+  const where = filters.reduce((acc, f, i) => (i === 0 ? sql`WHERE ${f}` : sql`${acc} AND ${f}`), sql``);
+  const rows = await sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY service_id
+      ORDER BY ${sql.unsafe(NEWEST_FIRST)}) AS n FROM paid_calls ${where}) ranked
+    WHERE n <= ${Math.max(0, Math.floor(perService))} ORDER BY ${sql.unsafe(NEWEST_FIRST)}, service_id`;
+  return rows.map(toPaidCall);
+}
+
+/** The recent calls as of now. */
+async function recentNow(state: PaidCallsState): Promise<RecentPaidCalls> {
+  const [row] = await state.sql<Version>`SELECT version FROM paid_calls_version`;
+  const version = BigInt(row?.version ?? 0);
+  while (state.memory === null || state.memory.version < version) {
+    state.catchingUp ??= catchUp(state, version).finally(() => {
+      state.catchingUp = null;
+    });
+    await state.catchingUp;
+  }
+  return state.memory.recent;
+}
+
+/** Brings memory up to `version`: the first time a whole load, then the rows numbered after what it holds. */
+async function catchUp(state: PaidCallsState, version: bigint): Promise<void> {
+  if (state.memory === null) {
+    state.memory = await loadRecent(state.sql);
+    return;
+  }
+  const memory = state.memory;
+  const rows = await state.sql`SELECT * FROM paid_calls WHERE version > ${memory.version.toString()}
+    AND version <= ${version.toString()} ORDER BY version`;
+  // Adds of this instance may have moved memory on meanwhile; a row it holds already is replaced by itself.
+  for (const row of rows) memory.recent.add(toPaidCall(row));
+  if (version > memory.version) memory.version = version;
+}
+
+/** The recent calls of the whole table and its version, from one snapshot. */
+async function loadRecent(sql: Sql): Promise<{ version: bigint; recent: RecentPaidCalls }> {
+  return sql.begin('isolation level repeatable read', async (tx) => {
+    const [row] = await tx<Version>`SELECT version FROM paid_calls_version`;
+    const rows = await tx.unsafe(
+      `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY service_id ORDER BY ${NEWEST_FIRST}) AS by_service,
+         row_number() OVER (PARTITION BY service_id, task ORDER BY ${NEWEST_FIRST}) AS by_task FROM paid_calls) ranked
+       WHERE by_service <= ${RECENT_KEPT} OR by_task <= ${RECENT_KEPT}`,
+    );
+    const recent = createRecentPaidCalls();
+    for (const call of rows) recent.add(toPaidCall(call));
+    return { version: BigInt(row?.version ?? 0), recent };
+  });
 }

@@ -3,8 +3,8 @@
  * writes, no reader in another process: stack-notes Gotcha 5), so other processes hand data to the server through
  * the inbox (`io/inbox.ts`) instead of opening this file.
  *
- * Writes are queued and flushed in batches: the journal already made them durable, and a multi-row insert costs
- * about what a single one does.
+ * Writes are queued and flushed in batches (`_duckdb-writer.ts`): the journal already made them durable, and a
+ * multi-row insert costs about what a single one does.
  *
  * Opened with `readBody` (the live service), the rows of receipts the ledger writes as files (`bodyInFile`) keep an
  * empty body: the reads that answer bodies take them from `readBody`, so the index does not hold a second copy of
@@ -12,25 +12,22 @@
  * CPU and half the service's peak RSS over a minute of load: docs/performance.md). Crawl receipts keep their body
  * here.
  *
- * This file holds the queue and the cache of each endpoint's observations, and wires the parts kept apart: the
- * schema (`_duckdb-schema.ts`), the flushed reads (`_duckdb-index-reads.ts`), listings (`_duckdb-listings.ts`) and
- * paid calls (`_duckdb-paid-calls.ts`).
+ * This file holds the cache of each endpoint's observations, and wires the parts kept apart: the schema
+ * (`_duckdb-schema.ts`), the writer (`_duckdb-writer.ts`), the flushed reads (`_duckdb-index-reads.ts`), listings
+ * (`_duckdb-listings.ts`) and paid calls (`_duckdb-paid-calls.ts`).
  */
-import { DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { HttpMethod, Observation } from '../core/model.ts';
 import { createIndexReads } from './_duckdb-index-reads.ts';
 import { openListings } from './_duckdb-listings.ts';
 import { openPaidCalls } from './_duckdb-paid-calls.ts';
 import { applySchema } from './_duckdb-schema.ts';
-import { serialFlush, toStoredObservation } from './_store-rows.ts';
-import { createIndexWrites, type ObservationRow } from './duckdb-index-writes.ts';
+import { createIndexWriter, type IndexWriter } from './_duckdb-writer.ts';
+import { toStoredObservation } from './_store-rows.ts';
+import { createIndexWrites } from './duckdb-index-writes.ts';
 import { select } from './duckdb-query.ts';
-import { endpointOf, OBSERVATIONS_KEPT, type ReceiptRow, type Store } from './store.ts';
+import { endpointOf, OBSERVATIONS_KEPT, type Store } from './store.ts';
 
-/** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
- *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
-const FLUSH_EVERY_MS = 1000;
-const FLUSH_AT_ROWS = 5000;
 const LOADED_ENDPOINTS = 10_000;
 
 /** Where the bodies of `bodyInFile` rows are read from; without it every row keeps its body in the index. */
@@ -42,104 +39,24 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
   const instance = await DuckDBInstance.create(path);
   const db = await instance.connect();
   await applySchema(db);
-  const writes = await createIndexWrites(db);
+  const writer = createIndexWriter(await createIndexWrites(db));
   // Imports run their transaction on a connection of their own, so index writes made meanwhile on `db` are never
   // part of it (nor lost with its rollback).
   const importDb = await instance.connect();
-
-  let receiptQueue: ReceiptRow[] = [];
-  let observationQueue: ObservationRow[] = [];
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const loaded = new Map<string, Observation[]>();
-  const loading = new Map<string, Promise<Observation[]>>();
   const listings = await openListings(db, importDb);
   const paidCalls = await openPaidCalls(db);
-  const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
-
-  // Endpoints with at least one observation in the table: a check of a new endpoint needs no query at all.
-  const known = new Set(
-    (await select(db, 'SELECT DISTINCT method, url_norm FROM observations', [])).map((row) =>
-      key(String(row.url_norm), row.method === 'POST' ? 'POST' : 'GET'),
-    ),
-  );
-  let inFlight: ObservationRow[] = [];
-
-  // One pass over what is queued when it starts: a flush waits for the rows queued before it, never for rows that
-  // keep arriving under load (a loop until the queues are empty never ends while checks keep coming).
-  const drain = async (): Promise<void> => {
-    const receipts = receiptQueue;
-    inFlight = observationQueue;
-    receiptQueue = [];
-    observationQueue = [];
-    await writes.receipts(receipts);
-    await writes.observations(inFlight);
-    inFlight = [];
-  };
-  /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
-  const unflushed = (k: string) =>
-    [...inFlight, ...observationQueue].filter(([u, m]) => key(u, m) === k).map(([, , o]) => o);
-  const serial = serialFlush(drain, () => receiptQueue.length > 0 || observationQueue.length > 0);
-  const flush = async (): Promise<void> => {
-    if (timer) clearTimeout(timer);
-    timer = null;
-    await serial.flush();
-  };
-  const reads = createIndexReads(db, flush, readBody ?? null);
-  const schedule = () => {
-    timer ??= setTimeout(() => {
-      timer = null;
-      flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
-    }, FLUSH_EVERY_MS);
-    if (receiptQueue.length + observationQueue.length >= FLUSH_AT_ROWS) void flush().catch(() => {});
-  };
+  const observations = await openObservationCache(db, writer);
+  const reads = createIndexReads(db, writer.flush, readBody ?? null);
 
   const store: Store = {
     indexReceipts(rows) {
-      for (const row of rows) receiptQueue.push(readBody && row.bodyInFile ? { ...row, bodyJson: '' } : row);
-      schedule();
+      writer.receipts(readBody ? rows.map((row) => (row.bodyInFile ? { ...row, bodyJson: '' } : row)) : rows);
     },
     addObservation(urlNorm, method, observation) {
-      observationQueue.push([urlNorm, method, observation]);
-      known.add(key(urlNorm, method));
-      const list = loaded.get(key(urlNorm, method));
-      if (list) {
-        list.unshift(observation);
-        list.sort((a, b) => b.observed_at.localeCompare(a.observed_at));
-        list.length = Math.min(list.length, OBSERVATIONS_KEPT);
-      }
-      schedule();
+      observations.add(urlNorm, method, observation);
+      writer.observation([urlNorm, method, observation]);
     },
-    async observations(urlNorm, method) {
-      const k = key(urlNorm, method);
-      const hit = loaded.get(k);
-      if (hit) return [...hit];
-      let pending = loading.get(k);
-      if (!pending) {
-        pending = (async () => {
-          // No flush: what the table does not hold yet is still in the queue, and is merged in below.
-          const rows = known.has(k)
-            ? await select(
-                db,
-                `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
-                 WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`,
-                [urlNorm, method],
-              )
-            : [];
-          const byTime = new Map<string, Observation>();
-          for (const item of [...rows.map(toStoredObservation), ...unflushed(k)])
-            byTime.set(item.observed_at, item);
-          const list = [...byTime.values()]
-            .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
-            .slice(0, OBSERVATIONS_KEPT);
-          if (loaded.size >= LOADED_ENDPOINTS) loaded.delete(loaded.keys().next().value as string);
-          // An observation added while the query ran was pushed to the queue, and read by `unflushed` above.
-          if (!loaded.has(k)) loaded.set(k, list);
-          return loaded.get(k)!;
-        })().finally(() => loading.delete(k));
-        loading.set(k, pending);
-      }
-      return [...(await pending)];
-    },
+    observations: observations.read,
     receipt: reads.receipt,
     latestReceiptByUrl: reads.latestReceiptByUrl,
     listReceipts: reads.listReceipts,
@@ -151,13 +68,75 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
     observationsByHost: reads.observationsByHost,
     checksByHost: reads.checksByHost,
     publicChecksByHost: reads.publicChecksByHost,
-    flush,
+    flush: writer.flush,
     async close() {
-      await flush();
+      await writer.flush();
       importDb.closeSync();
       db.closeSync();
       instance.closeSync();
     },
   };
   return store;
+}
+
+/** The newest observations of the endpoints read lately, kept in step with the ones added. */
+type ObservationCache = {
+  add(urlNorm: string, method: HttpMethod, observation: Observation): void;
+  read(urlNorm: string, method: HttpMethod): Promise<Observation[]>;
+};
+
+const key = (urlNorm: string, method: HttpMethod) => `${method} ${urlNorm}`;
+
+async function openObservationCache(db: DuckDBConnection, writer: IndexWriter): Promise<ObservationCache> {
+  const loaded = new Map<string, Observation[]>();
+  const loading = new Map<string, Promise<Observation[]>>();
+  // Endpoints with at least one observation in the table: a check of a new endpoint needs no query at all.
+  const known = new Set(
+    (await select(db, 'SELECT DISTINCT method, url_norm FROM observations', [])).map((row) =>
+      key(String(row.url_norm), row.method === 'POST' ? 'POST' : 'GET'),
+    ),
+  );
+  const load = async (urlNorm: string, method: HttpMethod, k: string): Promise<Observation[]> => {
+    // No flush: what the table does not hold yet is still in the queue, and is merged in below.
+    const rows = known.has(k)
+      ? await select(
+          db,
+          `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
+           WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`,
+          [urlNorm, method],
+        )
+      : [];
+    const byTime = new Map<string, Observation>();
+    for (const item of [...rows.map(toStoredObservation), ...writer.unflushed(urlNorm, method)])
+      byTime.set(item.observed_at, item);
+    const list = [...byTime.values()]
+      .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
+      .slice(0, OBSERVATIONS_KEPT);
+    if (loaded.size >= LOADED_ENDPOINTS) loaded.delete(loaded.keys().next().value as string);
+    // An observation added while the query ran was pushed to the queue, and read by `unflushed` above.
+    if (!loaded.has(k)) loaded.set(k, list);
+    return loaded.get(k)!;
+  };
+  return {
+    add(urlNorm, method, observation) {
+      known.add(key(urlNorm, method));
+      const list = loaded.get(key(urlNorm, method));
+      if (list) {
+        list.unshift(observation);
+        list.sort((a, b) => b.observed_at.localeCompare(a.observed_at));
+        list.length = Math.min(list.length, OBSERVATIONS_KEPT);
+      }
+    },
+    async read(urlNorm, method) {
+      const k = key(urlNorm, method);
+      const hit = loaded.get(k);
+      if (hit) return [...hit];
+      let pending = loading.get(k);
+      if (!pending) {
+        pending = load(urlNorm, method, k).finally(() => loading.delete(k));
+        loading.set(k, pending);
+      }
+      return [...(await pending)];
+    },
+  };
 }

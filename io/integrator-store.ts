@@ -171,27 +171,7 @@ export async function openIntegratorStore(
       return row ? String(row.cursor) : null;
     },
     foldUsage: (delta, from, to) => serial(() => fold(db, delta, from, to)),
-    usage: async (filter) => {
-      const where: string[] = [];
-      const values: DuckDBValue[] = [];
-      if (filter.integrator !== undefined) {
-        where.push('u.integrator = ?');
-        values.push(filter.integrator);
-      }
-      if (filter.month !== undefined) {
-        where.push('u.month = ?');
-        values.push(filter.month);
-      }
-      const sql = `SELECT u.integrator, u.month, u.calls,
-          (SELECT count(*) FROM hosted_end_users e WHERE e.integrator = u.integrator AND e.month = u.month) AS end_users
-        FROM hosted_usage u ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY u.month, u.integrator`;
-      return (await rows(sql, values)).map((r) => ({
-        integrator: String(r.integrator),
-        month: String(r.month),
-        calls: Number(r.calls),
-        endUsers: Number(r.end_users),
-      }));
-    },
+    usage: (filter) => usageRows(rows, filter),
     endUserHashes: async (integrator, month) =>
       (
         await rows('SELECT end_user FROM hosted_end_users WHERE integrator = ? AND month = ?', [
@@ -206,6 +186,32 @@ export async function openIntegratorStore(
         instance.closeSync();
       }),
   };
+}
+
+/** Calls and end users per integrator and month, as the filter narrows them. */
+async function usageRows(
+  rows: (sql: string, values?: DuckDBValue[]) => Promise<Record<string, unknown>[]>,
+  filter: Parameters<IntegratorStore['usage']>[0],
+): Promise<UsageRow[]> {
+  const where: string[] = [];
+  const values: DuckDBValue[] = [];
+  if (filter.integrator !== undefined) {
+    where.push('u.integrator = ?');
+    values.push(filter.integrator);
+  }
+  if (filter.month !== undefined) {
+    where.push('u.month = ?');
+    values.push(filter.month);
+  }
+  const sql = `SELECT u.integrator, u.month, u.calls,
+      (SELECT count(*) FROM hosted_end_users e WHERE e.integrator = u.integrator AND e.month = u.month) AS end_users
+    FROM hosted_usage u ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY u.month, u.integrator`;
+  return (await rows(sql, values)).map((r) => ({
+    integrator: String(r.integrator),
+    month: String(r.month),
+    calls: Number(r.calls),
+    endUsers: Number(r.end_users),
+  }));
 }
 
 async function fold(
