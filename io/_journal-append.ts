@@ -49,114 +49,136 @@ export function createAppender(
   settings: Settings,
   start: { nextSeq: number; active: Active | null; segments: number },
 ): Appender {
-  const { maxBatch, fsync, maxSegmentBytes, now } = settings;
-  let nextSeq = start.nextSeq;
-  let active = start.active;
-
-  const stats: JournalStats = { appended: 0, batches: 0, syncs: 0, segments: start.segments };
-  let queue: Pending[] = [];
-  let writing: Promise<void> | null = null;
-  let failure: unknown = null;
-  let closed = false;
-
-  async function segmentFor(firstSeq: number, incoming: number): Promise<Active> {
-    const day = utcDay(now());
-    if (
-      active !== null &&
-      active.day === day &&
-      (active.bytes === 0 || active.bytes + incoming <= maxSegmentBytes)
-    ) {
-      active.handle ??= await open(join(dir, active.name), 'a');
-      return active;
-    }
-    await active?.handle?.close();
-    // An empty segment (opened on an earlier day, never written) would share its first seq with the new one.
-    if (active !== null && active.bytes === 0) await rm(join(dir, active.name), { force: true });
-    const name = segmentName(day, firstSeq);
-    const handle = await open(join(dir, name), 'a');
-    // The new file's directory entry must be durable too, or an fdatasync'd batch could vanish with it.
-    await syncDir(dir);
-    stats.segments++;
-    active = { name, day, handle, bytes: 0 };
-    return active;
-  }
-
-  async function writeBatch(batch: Pending[]): Promise<void> {
-    const data = Buffer.from(batch.map((p) => p.line).join(''), 'utf8');
-    const first = batch[0];
-    if (first === undefined) return;
-    const segment = await segmentFor(first.position.seq, data.length);
-    for (const p of batch) p.position.segment = segment.name;
-    const handle = segment.handle;
-    if (handle === null) throw new Error('journal: segment not open');
-    let offset = 0;
-    while (offset < data.length) {
-      const { bytesWritten } = await handle.write(data, offset, data.length - offset);
-      offset += bytesWritten;
-    }
-    if (fsync) {
-      await handle.datasync();
-      stats.syncs++;
-    }
-    // Counted only once durable: replay reads the active segment up to here.
-    segment.bytes += data.length;
-    stats.batches++;
-  }
-
-  async function drain(): Promise<void> {
-    while (queue.length > 0) {
-      const batch = takeBatch(queue, maxBatch);
-      queue = queue.slice(batch.length);
-      try {
-        await writeBatch(batch);
-      } catch (error) {
-        // The file may now end in a partial batch; stop accepting writes (fail closed) rather than append
-        // after it. Reopening the journal cuts the torn tail off.
-        failure = error;
-        for (const p of [...batch, ...queue]) p.reject(error);
-        queue = [];
-        return;
-      }
-      stats.appended += batch.length;
-      for (const p of batch) p.resolve(p.position);
-    }
-  }
-
-  function enqueue(body: string): Promise<JournalPosition> {
-    if (closed) return Promise.reject(new Error('journal: closed'));
-    if (failure !== null)
-      return Promise.reject(new Error('journal: stopped after a write error', { cause: failure }));
-    if (typeof body !== 'string' || !body.startsWith('{') || !body.endsWith('}')) {
-      return Promise.reject(new TypeError('journal: a record must serialize to a JSON object'));
-    }
-    const seq = nextSeq++;
-    const position: JournalPosition = { seq, segment: '', cursor: String(seq) };
-    return new Promise<JournalPosition>((resolve, reject) => {
-      queue.push({ line: recordLine(seq, body), position, resolve, reject });
-      kick();
-    });
-  }
-
-  function kick(): void {
-    if (writing !== null) return;
-    writing = drain().finally(() => {
-      writing = null;
-      if (queue.length > 0 && failure === null) kick();
-    });
-  }
-
+  const state: AppenderState = {
+    dir,
+    settings,
+    nextSeq: start.nextSeq,
+    active: start.active,
+    stats: { appended: 0, batches: 0, syncs: 0, segments: start.segments },
+    queue: [],
+    writing: null,
+    failure: null,
+    closed: false,
+  };
   return {
-    enqueue,
-    active: () => active,
-    stats: () => ({ ...stats }),
+    enqueue: (body) => enqueue(state, body),
+    active: () => state.active,
+    stats: () => ({ ...state.stats }),
     async close() {
-      if (closed) return false;
-      closed = true;
-      while (writing !== null) await writing;
-      await active?.handle?.close();
+      if (state.closed) return false;
+      state.closed = true;
+      while (state.writing !== null) await state.writing;
+      await state.active?.handle?.close();
       return true;
     },
   };
+}
+
+/** The state of one appender, shared by its steps. */
+type AppenderState = {
+  readonly dir: string;
+  readonly settings: Settings;
+  nextSeq: number;
+  active: Active | null;
+  readonly stats: JournalStats;
+  queue: Pending[];
+  /** The drain running, if any. */
+  writing: Promise<void> | null;
+  /** The write error that stopped the journal, if one did. */
+  failure: unknown;
+  closed: boolean;
+};
+
+function enqueue(state: AppenderState, body: string): Promise<JournalPosition> {
+  if (state.closed) return Promise.reject(new Error('journal: closed'));
+  if (state.failure !== null)
+    return Promise.reject(new Error('journal: stopped after a write error', { cause: state.failure }));
+  if (typeof body !== 'string' || !body.startsWith('{') || !body.endsWith('}')) {
+    return Promise.reject(new TypeError('journal: a record must serialize to a JSON object'));
+  }
+  const seq = state.nextSeq++;
+  const position: JournalPosition = { seq, segment: '', cursor: String(seq) };
+  return new Promise<JournalPosition>((resolve, reject) => {
+    state.queue.push({ line: recordLine(seq, body), position, resolve, reject });
+    kick(state);
+  });
+}
+
+/** Starts a drain unless one runs; a drain that ends with lines queued starts the next. */
+function kick(state: AppenderState): void {
+  if (state.writing !== null) return;
+  state.writing = drain(state).finally(() => {
+    state.writing = null;
+    if (state.queue.length > 0 && state.failure === null) kick(state);
+  });
+}
+
+/** Writes batches until the queue is empty, resolving each record once its batch is durable. */
+async function drain(state: AppenderState): Promise<void> {
+  while (state.queue.length > 0) {
+    const batch = takeBatch(state.queue, state.settings.maxBatch);
+    state.queue = state.queue.slice(batch.length);
+    try {
+      await writeBatch(state, batch);
+    } catch (error) {
+      // The file may now end in a partial batch; stop accepting writes (fail closed) rather than append
+      // after it. Reopening the journal cuts the torn tail off.
+      state.failure = error;
+      for (const p of [...batch, ...state.queue]) p.reject(error);
+      state.queue = [];
+      return;
+    }
+    state.stats.appended += batch.length;
+    for (const p of batch) p.resolve(p.position);
+  }
+}
+
+/** One `write` and one `fdatasync` of a batch, into the segment it belongs to. */
+async function writeBatch(state: AppenderState, batch: Pending[]): Promise<void> {
+  const data = Buffer.from(batch.map((p) => p.line).join(''), 'utf8');
+  const first = batch[0];
+  if (first === undefined) return;
+  const segment = await segmentFor(state, first.position.seq, data.length);
+  for (const p of batch) p.position.segment = segment.name;
+  const handle = segment.handle;
+  if (handle === null) throw new Error('journal: segment not open');
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    offset += bytesWritten;
+  }
+  if (state.settings.fsync) {
+    await handle.datasync();
+    state.stats.syncs++;
+  }
+  // Counted only once durable: replay reads the active segment up to here.
+  segment.bytes += data.length;
+  state.stats.batches++;
+}
+
+/** The segment a batch goes to: the active one, or a new one on a new day or past the size cap. */
+async function segmentFor(state: AppenderState, firstSeq: number, incoming: number): Promise<Active> {
+  const { dir } = state;
+  const day = utcDay(state.settings.now());
+  const active = state.active;
+  if (
+    active !== null &&
+    active.day === day &&
+    (active.bytes === 0 || active.bytes + incoming <= state.settings.maxSegmentBytes)
+  ) {
+    active.handle ??= await open(join(dir, active.name), 'a');
+    return active;
+  }
+  await active?.handle?.close();
+  // An empty segment (opened on an earlier day, never written) would share its first seq with the new one.
+  if (active !== null && active.bytes === 0) await rm(join(dir, active.name), { force: true });
+  const name = segmentName(day, firstSeq);
+  const handle = await open(join(dir, name), 'a');
+  // The new file's directory entry must be durable too, or an fdatasync'd batch could vanish with it.
+  await syncDir(dir);
+  state.stats.segments++;
+  state.active = { name, day, handle, bytes: 0 };
+  return state.active;
 }
 
 function takeBatch(queue: Pending[], maxBatch: number): Pending[] {

@@ -107,111 +107,145 @@ export function createChainReader(options: ChainReaderOptions): ChainReader {
 type Settings = { usdc: Hex; maxLogBlocks: number };
 type Counter = { calls: number };
 
+/** One source being read: its client, its counted calls, and the settings. */
+type Source = Settings & { client: PublicClient; call: <T>(request: () => Promise<T>) => Promise<T> };
+
+/** What one source's reading has learnt of the authorization so far. */
+type Trail = {
+  from: Hex | null;
+  nonce: Hex | null;
+  recovered: RecoveredAuthorization | null;
+  receipt: TransactionReceipt | null;
+  usedLog: LogRef | null;
+  canceledLog: LogRef | null;
+};
+
+/** What one source knows of the query: the named transaction, the head, the nonce's state and its event. */
 async function readSource(
   client: PublicClient,
   counter: Counter,
   settings: Settings,
   query: ChainQuery,
 ): Promise<Omit<SourceEvidence, 'name' | 'rpcCalls'>> {
-  const call = <T>(promise: () => Promise<T>): Promise<T> => {
+  const call = <T>(request: () => Promise<T>): Promise<T> => {
     counter.calls += 1;
-    return promise();
+    return request();
   };
-  const { usdc } = settings;
-  let from = query.from;
-  let nonce = query.nonce;
-  let recovered: RecoveredAuthorization | null = null;
-  let receipt: TransactionReceipt | null = null;
-  let usedLog: LogRef | null = null;
-  let canceledLog: LogRef | null = null;
-
+  const source: Source = { ...settings, client, call };
+  const trail: Trail = {
+    from: query.from,
+    nonce: query.nonce,
+    recovered: null,
+    receipt: null,
+    usedLog: null,
+    canceledLog: null,
+  };
   // The receipt first, then the head: a receipt found is then never above the head.
-  if (query.txHash !== null) {
-    const hash = query.txHash;
-    receipt = await call(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
-    if (receipt !== null) {
-      const events = authorizationEvents(receipt, usdc);
-      const event = events.find((e) => from === null || (same(e.authorizer, from) && same(e.nonce, nonce)));
-      if (event !== undefined) {
-        from ??= event.authorizer;
-        nonce ??= event.nonce;
-        if (query.from === null)
-          recovered = {
-            from: event.authorizer,
-            nonce: event.nonce,
-            to: null,
-            value: null,
-            validAfter: null,
-            validBefore: null,
-          };
-        const ref = { txHash: receipt.transactionHash, blockNumber: Number(receipt.blockNumber) };
-        if (event.used) usedLog = ref;
-        else canceledLog = ref;
-      } else if (query.from === null && receipt.to !== null && same(receipt.to, usdc)) {
-        // Reverted or unusual transaction: the authorization is still in its calldata.
-        const tx = await call(() => client.getTransaction({ hash }));
-        recovered = authorizationFromCalldata(tx.input);
-        from = recovered?.from ?? null;
-        nonce = recovered?.nonce ?? null;
-      }
-    }
-  }
-
+  if (query.txHash !== null) await readTransaction(source, query, query.txHash, trail);
   const block = await call(() => client.getBlock({ blockTag: 'latest' }));
-  const head = Number(block.number);
-  const headTime = Number(block.timestamp);
-  let nonceUsed: boolean | null = null;
-  if (from !== null && nonce !== null) {
-    const [authorizer, id] = [from, nonce];
-    nonceUsed = await call(() =>
-      client.readContract({
-        address: usdc,
-        abi: eip3009Abi,
-        functionName: 'authorizationState',
-        args: [authorizer, id],
-      }),
-    );
-    if (nonceUsed && usedLog === null && canceledLog === null) {
-      const validity = {
-        validAfter: query.validAfter ?? recovered?.validAfter ?? null,
-        validBefore: query.validBefore ?? recovered?.validBefore ?? null,
-      };
-      const fromBlock = Math.max(0, head - windowBlocks(headTime, validity, settings.maxLogBlocks));
-      const logs = await call(() =>
-        client.request({
-          method: 'eth_getLogs',
-          params: [
-            {
-              address: usdc,
-              topics: [[USED, CANCELED], pad(authorizer), id],
-              fromBlock: toHex(fromBlock),
-              toBlock: 'latest',
-            },
-          ],
-        }),
-      );
-      const used = logs.find((log) => log.topics[0] === USED);
-      const canceled = logs.find((log) => log.topics[0] === CANCELED);
-      usedLog = used ? logRef(used) : null;
-      canceledLog = canceled ? logRef(canceled) : null;
-    }
-    if (usedLog !== null && receipt?.transactionHash !== usedLog.txHash) {
-      const hash = usedLog.txHash;
-      receipt = await call(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
-    }
-  }
-
+  const head = { number: Number(block.number), time: Number(block.timestamp) };
+  const { from, nonce } = trail;
+  const nonceUsed =
+    from !== null && nonce !== null ? await readNonce(source, query, trail, [from, nonce], head) : null;
   return {
     ok: true,
-    head,
-    headTime,
+    head: head.number,
+    headTime: head.time,
     nonceUsed,
-    usedLog,
-    canceledLog,
-    receipt: receipt && receiptEvidence(receipt, usdc, from, recovered?.to ?? null),
-    recovered,
+    usedLog: trail.usedLog,
+    canceledLog: trail.canceledLog,
+    receipt:
+      trail.receipt && receiptEvidence(trail.receipt, settings.usdc, from, trail.recovered?.to ?? null),
+    recovered: trail.recovered,
     error: null,
   };
+}
+
+/**
+ * The transaction the query names: its receipt, and the authorization it used or canceled (from its events, else,
+ * for a call to USDC that emitted none, from its calldata).
+ */
+async function readTransaction(source: Source, query: ChainQuery, hash: Hex, trail: Trail): Promise<void> {
+  const { client, call, usdc } = source;
+  const receipt = await call(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
+  trail.receipt = receipt;
+  if (receipt === null) return;
+  const { from, nonce } = trail;
+  const events = authorizationEvents(receipt, usdc);
+  const event = events.find((e) => from === null || (same(e.authorizer, from) && same(e.nonce, nonce)));
+  if (event !== undefined) {
+    trail.from ??= event.authorizer;
+    trail.nonce ??= event.nonce;
+    if (query.from === null)
+      trail.recovered = {
+        from: event.authorizer,
+        nonce: event.nonce,
+        to: null,
+        value: null,
+        validAfter: null,
+        validBefore: null,
+      };
+    const ref = { txHash: receipt.transactionHash, blockNumber: Number(receipt.blockNumber) };
+    if (event.used) trail.usedLog = ref;
+    else trail.canceledLog = ref;
+  } else if (query.from === null && receipt.to !== null && same(receipt.to, usdc)) {
+    // Reverted or unusual transaction: the authorization is still in its calldata.
+    const tx = await call(() => client.getTransaction({ hash }));
+    trail.recovered = authorizationFromCalldata(tx.input);
+    trail.from = trail.recovered?.from ?? null;
+    trail.nonce = trail.recovered?.nonce ?? null;
+  }
+}
+
+/**
+ * Whether the nonce is used; when it is and no event is known yet, the event found in the logs of its validity
+ * window, and the receipt of the transaction that used it.
+ */
+async function readNonce(
+  source: Source,
+  query: ChainQuery,
+  trail: Trail,
+  [authorizer, id]: [Hex, Hex],
+  head: { number: number; time: number },
+): Promise<boolean> {
+  const { client, call, usdc } = source;
+  const nonceUsed = await call(() =>
+    client.readContract({
+      address: usdc,
+      abi: eip3009Abi,
+      functionName: 'authorizationState',
+      args: [authorizer, id],
+    }),
+  );
+  if (nonceUsed && trail.usedLog === null && trail.canceledLog === null) {
+    const validity = {
+      validAfter: query.validAfter ?? trail.recovered?.validAfter ?? null,
+      validBefore: query.validBefore ?? trail.recovered?.validBefore ?? null,
+    };
+    const fromBlock = Math.max(0, head.number - windowBlocks(head.time, validity, source.maxLogBlocks));
+    const logs = await call(() =>
+      client.request({
+        method: 'eth_getLogs',
+        params: [
+          {
+            address: usdc,
+            topics: [[USED, CANCELED], pad(authorizer), id],
+            fromBlock: toHex(fromBlock),
+            toBlock: 'latest',
+          },
+        ],
+      }),
+    );
+    const used = logs.find((log) => log.topics[0] === USED);
+    const canceled = logs.find((log) => log.topics[0] === CANCELED);
+    trail.usedLog = used ? logRef(used) : null;
+    trail.canceledLog = canceled ? logRef(canceled) : null;
+  }
+  if (trail.usedLog !== null && trail.receipt?.transactionHash !== trail.usedLog.txHash) {
+    const hash = trail.usedLog.txHash;
+    trail.receipt = await call(() => client.getTransactionReceipt({ hash })).catch(notFoundAsNull);
+  }
+  return nonceUsed;
 }
 
 /** Blocks to search back from the head: the authorization's validity in Base blocks plus a margin, capped. */

@@ -68,8 +68,8 @@ const RECENT = 10_000;
 /** Most receipts answered whose file is not written yet (memory holds them until it is). */
 const MAX_UNWRITTEN = 10_000;
 
-/** Creates the ledger over its parts. */
-export function createLedger(parts: {
+/** What {@link createLedger} is built over. */
+export type LedgerParts = {
   signer: () => Signer;
   journal: Journal;
   store: Store;
@@ -79,117 +79,157 @@ export function createLedger(parts: {
   files?: ReceiptFileWriter;
   /** With a shared store: resolves once the receipt's row is committed there (group commit), rejects if not. */
   committed?: (receiptId: string) => Promise<void>;
-}): Ledger {
-  const { journal, store, receiptsDir } = parts;
-  const recent = new Map<string, Record<string, unknown>>();
-  const files = parts.files ?? createReceiptFileWriter(receiptsDir);
-  // Receipts whose file is not written yet, by id; served from here until it is.
-  const unwritten = new Map<string, Record<string, unknown>>();
+};
 
-  const remember = (receipt: Record<string, unknown>) => {
-    if (recent.size >= RECENT) recent.delete(recent.keys().next().value as string);
-    recent.set(String(receipt.id), receipt);
+/** Creates the ledger over its parts. */
+export function createLedger(parts: LedgerParts): Ledger {
+  const ctx: LedgerContext = {
+    parts,
+    files: parts.files ?? createReceiptFileWriter(parts.receiptsDir),
+    recent: new Map(),
+    unwritten: new Map(),
+    latest: null,
   };
-  /** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
-  const publish = (receipt: Record<string, unknown>, json: string, meta: IssueMeta, indexed = false) => {
-    if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json, bodyInFile: true }]);
-    if (meta.observation) {
-      store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
-    }
-    const id = String(receipt.id);
-    unwritten.set(id, receipt);
-    void files.write(id, `${json}\n`).then(() => unwritten.delete(id));
-  };
-  /** Indexes the receipt now and returns the wait for its commit (its failure is kept until then, not thrown). */
-  const share = (
-    receipt: Record<string, unknown>,
-    json: string,
-    meta: IssueMeta,
-    committed: (id: string) => Promise<void>,
-  ) => {
-    store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json }]);
-    const outcome = committed(String(receipt.id)).then(
-      () => null,
-      (error: unknown) => ({ error }),
-    );
-    return async () => {
-      const failed = await outcome;
-      if (failed) throw failed.error;
-    };
-  };
-  const settle = (): Promise<void> => files.settle();
-  /** A receipt from memory (recent, or its file not written yet), then from its file. */
-  const ownBody = async (id: string): Promise<Record<string, unknown> | null> => {
-    const hit = recent.get(id) ?? unwritten.get(id);
-    if (hit) return hit;
-    return (await readReceiptFile(receiptsDir, id)) as Record<string, unknown> | null;
-  };
-  /** The newest journal cursor this process appended or replayed. */
-  let latest: string | null = null;
-
   return {
-    async issue(unsigned, meta) {
-      // Files lag behind the answers only so far: past this many, a new receipt waits for the writer to catch up.
-      while (unwritten.size >= MAX_UNWRITTEN) await settle();
-      const { receipt, json } = signReceiptJson(unsigned, parts.signer());
-      // With a shared store the row is committed there while the journal syncs; the answer waits for both.
-      const shared = parts.committed ? share(receipt, json, meta, parts.committed) : null;
-      const position = await journal.appendJson(receiptRecordJson(json, meta));
-      latest = later(latest, position.cursor);
-      remember(receipt);
-      publish(receipt, json, meta, shared !== null);
-      if (shared) await shared();
-      return receipt;
-    },
+    issue: (unsigned, meta) => issueReceipt(ctx, unsigned, meta),
     async attach(attached) {
       const record: AttachmentRecord = { v: 1, kind: 'attachment', attached };
-      latest = later(latest, (await journal.append(record)).cursor);
+      ctx.latest = later(ctx.latest, (await parts.journal.append(record)).cursor);
     },
-    async get(id) {
-      return (await ownBody(id)) ?? (await store.receipt(id));
-    },
-    body: ownBody,
-    async recover(options) {
-      // Two things need the journal at start-up: the attachments since the caller's day, and whatever the index
-      // and the receipt files may lack (everything after the checkpoint). Replay from the earlier of the two.
-      const checkpoint = await readCheckpoint(parts.checkpointFile);
-      const day = await journal.cursorBeforeDay(options.attachedSince.replaceAll('-', ''));
-      const since = earlier(checkpoint, day);
-      let records = 0;
-      let reindexed = 0;
-      let last: string | null = null;
-      await journal.replay(
-        (value, position) => {
-          last = position.cursor;
-          const record = value as JournalRecord | AttachmentRecord;
-          const attached = record?.attached ?? record?.quota ?? null;
-          if (attached !== null) options.onAttached(attached);
-          if (record?.kind !== 'receipt') return;
-          records++;
-          if (checkpoint === null || Number(position.cursor) > Number(checkpoint)) {
-            const { receipt, v: _v, kind: _kind, quota: _quota, ...meta } = record;
-            // The file gets the text an answer would have written: the signature member last.
-            const { signature, ...unsigned } = receipt;
-            publish(receipt, JSON.stringify({ ...unsigned, signature }), meta);
-            reindexed++;
-          }
-        },
-        since === null ? {} : { since },
-      );
-      await store.flush();
-      await settle();
-      if (last !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: last }));
-      latest = later(latest, last);
-      return { records, reindexed };
-    },
-    async checkpoint() {
-      await settle();
-      await files.close();
-      await store.flush();
-      if (latest !== null) await writeFile(parts.checkpointFile, JSON.stringify({ cursor: latest }));
-    },
-    settle,
+    get: async (id) => (await ownBody(ctx, id)) ?? (await parts.store.receipt(id)),
+    body: (id) => ownBody(ctx, id),
+    recover: (options) => recoverJournal(ctx, options),
+    checkpoint: () => checkpointLedger(ctx),
+    settle: () => ctx.files.settle(),
   };
+}
+
+/** The state of one ledger, shared by its steps. */
+type LedgerContext = {
+  readonly parts: LedgerParts;
+  readonly files: ReceiptFileWriter;
+  /** The newest receipts issued, by id (at most {@link RECENT}). */
+  readonly recent: Map<string, Record<string, unknown>>;
+  /** Receipts whose file is not written yet, by id; served from here until it is. */
+  readonly unwritten: Map<string, Record<string, unknown>>;
+  /** The newest journal cursor this process appended or replayed. */
+  latest: string | null;
+};
+
+/** Signs a receipt, waits until it is durable (and committed in a shared store), then publishes it. */
+async function issueReceipt<T extends Record<string, unknown>>(
+  ctx: LedgerContext,
+  unsigned: T,
+  meta: IssueMeta,
+): Promise<T & { kid: string; signature: string }> {
+  const { parts } = ctx;
+  // Files lag behind the answers only so far: past this many, a new receipt waits for the writer to catch up.
+  while (ctx.unwritten.size >= MAX_UNWRITTEN) await ctx.files.settle();
+  const { receipt, json } = signReceiptJson(unsigned, parts.signer());
+  // With a shared store the row is committed there while the journal syncs; the answer waits for both.
+  const shared = parts.committed ? shareRow(parts.store, receipt, json, meta, parts.committed) : null;
+  const position = await parts.journal.appendJson(receiptRecordJson(json, meta));
+  ctx.latest = later(ctx.latest, position.cursor);
+  remember(ctx, receipt);
+  publish(ctx, receipt, json, meta, shared !== null);
+  if (shared) await shared();
+  return receipt;
+}
+
+function remember(ctx: LedgerContext, receipt: Record<string, unknown>): void {
+  if (ctx.recent.size >= RECENT) ctx.recent.delete(ctx.recent.keys().next().value as string);
+  ctx.recent.set(String(receipt.id), receipt);
+}
+
+/** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
+function publish(
+  ctx: LedgerContext,
+  receipt: Record<string, unknown>,
+  json: string,
+  meta: IssueMeta,
+  indexed = false,
+): void {
+  const { store } = ctx.parts;
+  if (!indexed) store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json, bodyInFile: true }]);
+  if (meta.observation) {
+    store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
+  }
+  const id = String(receipt.id);
+  ctx.unwritten.set(id, receipt);
+  void ctx.files.write(id, `${json}\n`).then(() => ctx.unwritten.delete(id));
+}
+
+/** Indexes the receipt now and returns the wait for its commit (its failure is kept until then, not thrown). */
+function shareRow(
+  store: Store,
+  receipt: Record<string, unknown>,
+  json: string,
+  meta: IssueMeta,
+  committed: (id: string) => Promise<void>,
+): () => Promise<void> {
+  store.indexReceipts([{ ...meta.row, body: receipt, bodyJson: json }]);
+  const outcome = committed(String(receipt.id)).then(
+    () => null,
+    (error: unknown) => ({ error }),
+  );
+  return async () => {
+    const failed = await outcome;
+    if (failed) throw failed.error;
+  };
+}
+
+/** A receipt from memory (recent, or its file not written yet), then from its file. */
+async function ownBody(ctx: LedgerContext, id: string): Promise<Record<string, unknown> | null> {
+  const hit = ctx.recent.get(id) ?? ctx.unwritten.get(id);
+  if (hit) return hit;
+  return (await readReceiptFile(ctx.parts.receiptsDir, id)) as Record<string, unknown> | null;
+}
+
+/** Replays the journal: attachments since the caller's day back to it, receipts past the checkpoint republished. */
+async function recoverJournal(
+  ctx: LedgerContext,
+  options: RecoverOptions,
+): Promise<{ records: number; reindexed: number }> {
+  const { journal, store, checkpointFile } = ctx.parts;
+  // Two things need the journal at start-up: the attachments since the caller's day, and whatever the index
+  // and the receipt files may lack (everything after the checkpoint). Replay from the earlier of the two.
+  const checkpoint = await readCheckpoint(checkpointFile);
+  const day = await journal.cursorBeforeDay(options.attachedSince.replaceAll('-', ''));
+  const since = earlier(checkpoint, day);
+  let records = 0;
+  let reindexed = 0;
+  let last: string | null = null;
+  await journal.replay(
+    (value, position) => {
+      last = position.cursor;
+      const record = value as JournalRecord | AttachmentRecord;
+      const attached = record?.attached ?? record?.quota ?? null;
+      if (attached !== null) options.onAttached(attached);
+      if (record?.kind !== 'receipt') return;
+      records++;
+      if (checkpoint === null || Number(position.cursor) > Number(checkpoint)) {
+        const { receipt, v: _v, kind: _kind, quota: _quota, ...meta } = record;
+        // The file gets the text an answer would have written: the signature member last.
+        const { signature, ...unsigned } = receipt;
+        publish(ctx, receipt, JSON.stringify({ ...unsigned, signature }), meta);
+        reindexed++;
+      }
+    },
+    since === null ? {} : { since },
+  );
+  await store.flush();
+  await ctx.files.settle();
+  if (last !== null) await writeFile(checkpointFile, JSON.stringify({ cursor: last }));
+  ctx.latest = later(ctx.latest, last);
+  return { records, reindexed };
+}
+
+/** Writes everything published to the index and files, then moves the checkpoint past it (clean shutdown). */
+async function checkpointLedger(ctx: LedgerContext): Promise<void> {
+  await ctx.files.settle();
+  await ctx.files.close();
+  await ctx.parts.store.flush();
+  if (ctx.latest !== null) await writeFile(ctx.parts.checkpointFile, JSON.stringify({ cursor: ctx.latest }));
 }
 
 /**

@@ -66,102 +66,126 @@ export function runAccount(payerKey: Hex, runId: string): PrivateKeyAccount {
   }
 }
 
-/** The run wallets of the payer whose key is `payerKey`; `rpcUrl` (Base) is needed only to fund. */
-export function createRunWallets(options: {
+/** What {@link createRunWallets} is built over. */
+export type RunWalletsOptions = {
   payerKey: Hex;
   rpcUrl: string | null;
   /** The paid requests' fetch and timeout (`io/paying-client.ts`). */
   fetch?: typeof fetch;
   timeoutMs?: number;
-}): RunWallets {
-  const payer = privateKeyToAccount(options.payerKey);
-  const accounts = new Map<string, PrivateKeyAccount>();
-  const accountOf = (runId: string) => {
-    let account = accounts.get(runId);
-    if (account === undefined) {
-      account = runAccount(options.payerKey, runId);
-      accounts.set(runId, account);
-    }
-    return account;
-  };
-  const clients = () => {
-    if (options.rpcUrl === null) throw new Error('funding a run wallet needs RPC_URLS (a Base JSON-RPC URL)');
-    const chain = defineChain({
-      id: 8453,
-      name: 'Base',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [options.rpcUrl] } },
-    });
-    const transport = http(options.rpcUrl, { retryCount: 1, timeout: 15_000 });
-    return {
-      wallet: createWalletClient({ account: payer, chain, transport }),
-      reader: createPublicClient({ chain, transport, pollingInterval: 250, cacheTime: 0 }),
-    };
-  };
+};
 
+/** The run wallets of the payer whose key is `payerKey`; `rpcUrl` (Base) is needed only to fund. */
+export function createRunWallets(options: RunWalletsOptions): RunWallets {
+  const ctx: WalletsContext = { options, payer: privateKeyToAccount(options.payerKey), accounts: new Map() };
   return {
-    address: (runId) => accountOf(runId).address,
+    address: (runId) => accountOf(ctx, runId).address,
     payer: (runId, budget) =>
       createPayingClient({
-        account: accountOf(runId),
+        account: accountOf(ctx, runId),
         budget,
         ...(options.fetch ? { fetch: options.fetch } : {}),
         ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       }),
     async signFunding(runId, atomic) {
-      const to = accountOf(runId).address;
-      const { wallet } = clients();
+      const to = accountOf(ctx, runId).address;
+      const { wallet } = fundingClients(ctx);
       const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, atomic] });
       const request = await wallet.prepareTransactionRequest({ to: BASE_USDC, data });
       const raw = await wallet.signTransaction(request);
       return { to, amount_atomic: atomic.toString(), tx: keccak256(raw), raw };
     },
-    async sendFunding(funding) {
-      const { wallet, reader } = clients();
-      const receipt = () => reader.getTransactionReceipt({ hash: funding.tx }).catch(() => null);
-      const nonce = parseTransaction(funding.raw).nonce ?? 0;
-      // The payer's next nonce: past this funding's, with no receipt of it, means another transaction took it.
-      const taken = async () =>
-        (await reader.getTransactionCount({ address: payer.address, blockTag: 'latest' })) > nonce;
-      let mined = await receipt();
-      if (mined === null) {
-        const failed = await wallet.sendRawTransaction({ serializedTransaction: funding.raw }).then(
-          () => null,
-          (error: unknown) => error ?? new Error('not sent'),
-        );
-        if (failed !== null) {
-          // Mined since, or still pending from an earlier send: both are this funding. Otherwise it is not.
-          mined = await receipt();
-          if (mined === null && (await taken())) return { kind: 'dropped' };
-          const pending = await reader.getTransaction({ hash: funding.tx }).catch(() => null);
-          if (mined === null && pending === null) throw failed;
-        }
-        mined ??= await reader
-          .waitForTransactionReceipt({ hash: funding.tx, timeout: 120_000 })
-          .catch(async (error: unknown) => {
-            const again = await receipt();
-            if (again !== null || (await taken())) return again;
-            throw error;
-          });
-        if (mined === null) return { kind: 'dropped' };
-      }
-      if (mined.status !== 'success') throw new Error(`the funding transaction ${funding.tx} reverted`);
-      const moved = mined.logs.some((log) => {
-        if (!sameAddress(log.address, BASE_USDC)) return false;
-        try {
-          const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics });
-          return (
-            event.eventName === 'Transfer' &&
-            sameAddress(event.args.from, payer.address) &&
-            sameAddress(event.args.to, funding.to) &&
-            event.args.value === BigInt(funding.amount_atomic)
-          );
-        } catch {
-          return false;
-        }
-      });
-      if (!moved) throw new Error(`the funding transaction ${funding.tx} did not move the run's USDC`);
-      return { kind: 'landed' };
-    },
+    sendFunding: (funding) => sendFunding(ctx, funding),
   };
+}
+
+/** The payer, and the accounts of the runs derived so far. */
+type WalletsContext = {
+  readonly options: RunWalletsOptions;
+  readonly payer: PrivateKeyAccount;
+  readonly accounts: Map<string, PrivateKeyAccount>;
+};
+
+function accountOf(ctx: WalletsContext, runId: string): PrivateKeyAccount {
+  let account = ctx.accounts.get(runId);
+  if (account === undefined) {
+    account = runAccount(ctx.options.payerKey, runId);
+    ctx.accounts.set(runId, account);
+  }
+  return account;
+}
+
+/** The payer's wallet client and a reader, on Base at the configured RPC URL. */
+function fundingClients(ctx: WalletsContext) {
+  const { rpcUrl } = ctx.options;
+  if (rpcUrl === null) throw new Error('funding a run wallet needs RPC_URLS (a Base JSON-RPC URL)');
+  const chain = defineChain({
+    id: 8453,
+    name: 'Base',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const transport = http(rpcUrl, { retryCount: 1, timeout: 15_000 });
+  return {
+    wallet: createWalletClient({ account: ctx.payer, chain, transport }),
+    reader: createPublicClient({ chain, transport, pollingInterval: 250, cacheTime: 0 }),
+  };
+}
+
+/** Sends a signed funding unless it is mined already, waits for it, and checks that it moved the run's USDC. */
+async function sendFunding(ctx: WalletsContext, funding: SignedFunding): Promise<FundingOutcome> {
+  const { wallet, reader } = fundingClients(ctx);
+  const receipt = () => reader.getTransactionReceipt({ hash: funding.tx }).catch(() => null);
+  const nonce = parseTransaction(funding.raw).nonce ?? 0;
+  // The payer's next nonce: past this funding's, with no receipt of it, means another transaction took it.
+  const taken = async () =>
+    (await reader.getTransactionCount({ address: ctx.payer.address, blockTag: 'latest' })) > nonce;
+  let mined = await receipt();
+  if (mined === null) {
+    const failed = await wallet.sendRawTransaction({ serializedTransaction: funding.raw }).then(
+      () => null,
+      (error: unknown) => error ?? new Error('not sent'),
+    );
+    if (failed !== null) {
+      // Mined since, or still pending from an earlier send: both are this funding. Otherwise it is not.
+      mined = await receipt();
+      if (mined === null && (await taken())) return { kind: 'dropped' };
+      const pending = await reader.getTransaction({ hash: funding.tx }).catch(() => null);
+      if (mined === null && pending === null) throw failed;
+    }
+    mined ??= await reader
+      .waitForTransactionReceipt({ hash: funding.tx, timeout: 120_000 })
+      .catch(async (error: unknown) => {
+        const again = await receipt();
+        if (again !== null || (await taken())) return again;
+        throw error;
+      });
+    if (mined === null) return { kind: 'dropped' };
+  }
+  if (mined.status !== 'success') throw new Error(`the funding transaction ${funding.tx} reverted`);
+  if (!movedRunUsdc(mined.logs, ctx.payer.address, funding))
+    throw new Error(`the funding transaction ${funding.tx} did not move the run's USDC`);
+  return { kind: 'landed' };
+}
+
+/** Whether the logs hold the funding's USDC transfer: from the payer to the run's wallet, of its amount. */
+function movedRunUsdc(
+  logs: readonly { address: string; data: Hex; topics: [Hex, ...Hex[]] | [] }[],
+  payer: `0x${string}`,
+  funding: SignedFunding,
+): boolean {
+  return logs.some((log) => {
+    if (!sameAddress(log.address, BASE_USDC)) return false;
+    try {
+      const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics });
+      return (
+        event.eventName === 'Transfer' &&
+        sameAddress(event.args.from, payer) &&
+        sameAddress(event.args.to, funding.to) &&
+        event.args.value === BigInt(funding.amount_atomic)
+      );
+    } catch {
+      return false;
+    }
+  });
 }
