@@ -91,13 +91,82 @@ export function readOutcome(outcome: ProbeOutcome): { challenge: ChallengeResult
  */
 export function assembleCheck(input: CheckInput): CheckAssembly {
   const { outcome, request, now } = input;
-  const { challenge, quality } = readOutcome(outcome);
-  const decision = decide({ outcome, challenge, request, listing: input.listing, now });
-  const observation = observationOf(outcome, decision);
+  const read = readOutcome(outcome);
+  const decision = decide({ outcome, challenge: read.challenge, request, listing: input.listing, now });
+  const seen = seenBefore(input, observationOf(outcome, decision));
+  const facts = checkFacts(input, decision, read, seen);
+  const context = {
+    id: input.id,
+    type: 'check',
+    issued_at: now.toISOString(),
+    url: request.url,
+    method: request.method,
+    mode: input.mode,
+    ...input.context,
+  };
+  const tail = {
+    http_status: outcome.kind === 'response' ? outcome.response.status : null,
+    badge: badgeSnippets({
+      baseUrl: input.baseUrl,
+      host: new URL(request.url).host,
+      receiptUrl: facts.receipt_url,
+      verdict: decision.verdict,
+    }),
+  };
+  const free = {
+    verdict: decision.verdict,
+    reason: reasonText(decision.reason),
+    payment_terms_sha256: facts.payment_terms_sha256,
+    receipt_id: input.id,
+    receipt_url: facts.receipt_url,
+    pay_to_changed: facts.pay_to_changed,
+    reason_code: decision.reason,
+    check_type: facts.check_type,
+  };
+  return {
+    decision,
+    observation: input.cached ? null : seen.observation,
+    full: { ...facts, history_observations: seen.known ? seen.observations : null },
+    free,
+    unsigned: { ...context, ...facts, ...tail },
+    // A receipt holds the answer its caller got (spec §2.6): the free answer (the reason by its code, as in every
+    // receipt), what the public-state rule reads (where the expectation came from, the caller's own claim, whether
+    // an expiry check was asked) and when the probe was made; never the paid detail (payment, quality, expiry block).
+    freeUnsigned: {
+      ...context,
+      ...free,
+      reason: decision.reason,
+      expected_source: facts.expected_source,
+      claimed_price_usd: facts.claimed_price_usd,
+      probe: facts.probe,
+      ...(request.checkExpiry ? { check_expiry: true } : {}),
+      ...tail,
+    },
+  };
+}
+
+/** What came before this probe: whether it is known at all, and the history it makes with this observation. */
+type Seen = { known: boolean; before: Observation[]; observation: Observation; observations: Observation[] };
+
+function seenBefore(input: CheckInput, observation: Observation): Seen {
   // A reused probe was recorded when it was made; compare against what came before it.
-  const known = input.previous !== null;
-  const before = (input.previous ?? []).filter((item) => item.observed_at !== outcome.probedAt);
-  const observations = [observation, ...before].slice(0, HISTORY_LIMIT);
+  const before = (input.previous ?? []).filter((item) => item.observed_at !== input.outcome.probedAt);
+  return {
+    known: input.previous !== null,
+    before,
+    observation,
+    observations: [observation, ...before].slice(0, HISTORY_LIMIT),
+  };
+}
+
+/** The paid answer's members, in their published order, that the receipt carries too. */
+function checkFacts(
+  input: CheckInput,
+  decision: Decision,
+  read: { challenge: ChallengeResult | null; quality: Quality },
+  seen: Seen,
+) {
+  const { outcome, request } = input;
   const dryRun = input.mode === 'dry-run';
   const option = decision.option;
   const pay = decision.verdict === 'pay' && option !== null && !dryRun;
@@ -109,9 +178,7 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
         payTo: option.payTo,
       })
     : null;
-  const receiptUrl = receiptUrlOf(input.baseUrl, input.id);
-  const checkType = dryRun ? 'dry-run' : input.checkType;
-  const facts = {
+  return {
     verdict: decision.verdict,
     reason: decision.reason,
     ...(decision.reason === 'free_trial_active' ? { free_trial_remaining: decision.freeTrialRemaining } : {}),
@@ -135,64 +202,20 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
         ? { method_used: outcome.response.methodUsed }
         : {}),
     },
-    check_type: checkType,
+    check_type: dryRun ? 'dry-run' : input.checkType,
     payment_terms_sha256: termsHash,
     receipt_id: input.id,
-    receipt_url: receiptUrl,
-    pay_to_changed: known ? payToChanged(before, observation) : null,
+    receipt_url: receiptUrlOf(input.baseUrl, input.id),
+    pay_to_changed: seen.known ? payToChanged(seen.before, seen.observation) : null,
     reason_code: decision.reason,
     confidence: confidence({
       fresh: !input.cached,
-      lenient: challenge?.ok === true && challenge.value.lenient,
+      lenient: read.challenge?.ok === true && read.challenge.value.lenient,
       expectedSource: decision.expectedSource,
       expectedPayTo: decision.expectedPayTo,
     }),
-    history: known ? summarizeHistory(observations, now) : null,
-    quality,
+    history: seen.known ? summarizeHistory(seen.observations, input.now) : null,
+    quality: read.quality,
     ...(decision.expiry ? { expiry_check: decision.expiry } : {}),
-  };
-  const host = new URL(request.url).host;
-  const context = {
-    id: input.id,
-    type: 'check',
-    issued_at: now.toISOString(),
-    url: request.url,
-    method: request.method,
-    mode: input.mode,
-    ...input.context,
-  };
-  const tail = {
-    http_status: outcome.kind === 'response' ? outcome.response.status : null,
-    badge: badgeSnippets({ baseUrl: input.baseUrl, host, receiptUrl, verdict: decision.verdict }),
-  };
-  const free = {
-    verdict: decision.verdict,
-    reason: reasonText(decision.reason),
-    payment_terms_sha256: termsHash,
-    receipt_id: input.id,
-    receipt_url: receiptUrl,
-    pay_to_changed: facts.pay_to_changed,
-    reason_code: decision.reason,
-    check_type: checkType,
-  };
-  return {
-    decision,
-    observation: input.cached ? null : observation,
-    full: { ...facts, history_observations: known ? observations : null },
-    free,
-    unsigned: { ...context, ...facts, ...tail },
-    // A receipt holds the answer its caller got (spec §2.6): the free answer (the reason by its code, as in every
-    // receipt), what the public-state rule reads (where the expectation came from, the caller's own claim, whether
-    // an expiry check was asked) and when the probe was made; never the paid detail (payment, quality, expiry block).
-    freeUnsigned: {
-      ...context,
-      ...free,
-      reason: decision.reason,
-      expected_source: facts.expected_source,
-      claimed_price_usd: facts.claimed_price_usd,
-      probe: facts.probe,
-      ...(request.checkExpiry ? { check_expiry: true } : {}),
-      ...tail,
-    },
   };
 }

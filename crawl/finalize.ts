@@ -25,7 +25,7 @@ import {
 } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
 import { readReceiptFile } from '../io/receipt-files.ts';
-import { carryForward } from './carried.ts';
+import { type Carried, carryForward } from './carried.ts';
 
 /** What a finished run is published from. */
 export type FinishedRun = {
@@ -58,20 +58,7 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     new Set(run.plan.endpoints.map((e) => e.urlNorm)),
     dir,
   );
-  // Only the saves show receipts: read those few back from their files.
-  const receipts = new Map<string, Record<string, unknown>>();
-  for (const f of facts) {
-    if (!MISMATCH_REASONS.has(f.reason)) continue;
-    const receipt = await readReceiptFile(join(dir, 'receipts'), f.id);
-    if (receipt !== null) receipts.set(f.id, receipt as Record<string, unknown>);
-  }
-  const saves = buildSaves({
-    now: run.finishedAt,
-    runId: run.runId,
-    facts,
-    receipts,
-    earlier: previous?.saves ?? [],
-  });
+  const saves = await savesOf(run, dir, previous);
   const summary = summarizeRun({
     runId: run.runId,
     startedAt: run.startedAt,
@@ -96,13 +83,46 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
       : { run_id: last.run_id, crawled_at: last.crawled_at, endpoints_covered: last.endpoints_covered },
     carried.lines,
   );
-
   await writeAll(
     join(dir, 'skips'),
     pages.map((page) => [`${page.page}.json`, pretty(page)]),
   );
-  const files: Array<[string, string]> = [
-    ['receipts.ndjson', [...facts, ...carried.lines].map((f) => `${JSON.stringify(f)}\n`).join('')],
+  await writeAll(dir, dataFiles(run, { summary, saves, carried, previous }));
+  await writeFileDurably(join(dir, 'run.json'), pretty(runFileOf(run, summary, carried)));
+  return publishRun(run.paths, run.runId, run.finishedAt);
+}
+
+/** The saves file: this run's saves, each with its receipt read back from its file, and the earlier runs' ones. */
+async function savesOf(run: FinishedRun, dir: string, previous: Previous | null) {
+  // Only the saves show receipts: read those few back from their files.
+  const receipts = new Map<string, Record<string, unknown>>();
+  for (const f of run.facts) {
+    if (!MISMATCH_REASONS.has(f.reason)) continue;
+    const receipt = await readReceiptFile(join(dir, 'receipts'), f.id);
+    if (receipt !== null) receipts.set(f.id, receipt as Record<string, unknown>);
+  }
+  return buildSaves({
+    now: run.finishedAt,
+    runId: run.runId,
+    facts: run.facts,
+    receipts,
+    earlier: previous?.saves ?? [],
+  });
+}
+
+/** The run's data files of docs/data-files.md, by name, besides the skip pages and `run.json`. */
+function dataFiles(
+  run: FinishedRun,
+  made: {
+    summary: RunSummary;
+    saves: Awaited<ReturnType<typeof savesOf>>;
+    carried: Carried;
+    previous: Previous | null;
+  },
+): Array<[string, string]> {
+  const { summary, carried, previous } = made;
+  return [
+    ['receipts.ndjson', [...run.facts, ...carried.lines].map((f) => `${JSON.stringify(f)}\n`).join('')],
     // A disputed endpoint's listings are nobody's expectation: the live check must not take one in.
     [
       'listings.json',
@@ -114,11 +134,14 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     ['disputes.json', pretty(disputesFile(run.plan.endpoints))],
     ['summary.json', pretty(summary)],
     ['stats.json', pretty({ schema: 1, runs: [...(previous?.stats ?? []), summary] })],
-    ['saves.json', pretty(saves)],
+    ['saves.json', pretty(made.saves)],
     ['rules.json', pretty(rulesDocument())],
   ];
-  await writeAll(dir, files);
-  const runFile = {
+}
+
+/** `run.json`: what the run was, over the members its kind adds. */
+function runFileOf(run: FinishedRun, summary: RunSummary, carried: Carried) {
+  return {
     schema: 1,
     run_id: run.runId,
     ...run.run,
@@ -130,8 +153,6 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     interrupted: run.interrupted,
     carried: carried.lines.length,
   };
-  await writeFileDurably(join(dir, 'run.json'), pretty(runFile));
-  return publishRun(run.paths, run.runId, run.finishedAt);
 }
 
 type Previous = {

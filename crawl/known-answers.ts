@@ -12,7 +12,7 @@ import { type Budget, commitSpend, createBudget, decideSpend } from '../core/bud
 import { parseTasks, type Task } from '../core/tasks.ts';
 import { listRuns, newRunId, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
-import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
+import { openRunJournal, type RunJournal, readRunJournal } from '../io/run-journal.ts';
 import type { RunWallets, SignedFunding } from '../io/run-wallet.ts';
 import {
   type CandidateCheck,
@@ -82,56 +82,28 @@ export async function runKnownAnswers(
     names: { pay: 'pass', skip: 'fail', recheck: 'not paid' },
   });
   const journal = await openRunJournal(journalPath);
-  let refused = 0;
-  let committed = state.committed;
   let fundingTx: string | null = state.funded;
+  let committed = state.committed;
+  let refused = 0;
   try {
-    // Funded before the first payment only: a run that pays nobody moves no money.
-    const funded = async () => {
-      fundingTx ??= await fundRun({ ...deps, journal, runId, state }, fundingAtomic(budget));
-    };
     const payer = deps.wallets.payer(runId, commitSpend(budget, state.committed));
-    const catalog = [...plan.tasks, ...plan.others];
-    const candidateDeps: CandidateDeps = { ...deps, runId, payer, catalog };
-    for (const task of plan.tasks) {
-      for (const candidate of task.candidates) {
-        const key = `${task.name} ${candidate}`;
-        let check = state.checks.get(key);
-        if (check === undefined) {
-          check = await checkCandidate(candidateDeps, task, candidate);
-          await journal.append({ t: 'check', k: key, check });
-          state.checks.set(key, check);
-        }
-        const terms = check.terms;
-        if (terms === null) {
-          deps.log(`${task.name}: ${candidate}: ${check.verdict} (${check.reason}), not paid`);
-          for (let i = 0; i < plan.n; i++) if (!state.started.has(`${key} ${i}`)) progress.tick('recheck');
-          continue;
-        }
-        for (let i = 0; i < plan.n; i++) {
-          const callKey = `${key} ${i}`;
-          if (state.started.has(callKey)) continue;
-          await funded();
-          // Journaled before anything is signed: after a crash this call is never paid again.
-          await journal.append({ t: 'pay', k: callKey, network: terms.network, amount: terms.amount_atomic });
-          state.started.add(callKey);
-          const result = await payCandidate(candidateDeps, task, candidate, { ...check, terms });
-          if ('refused' in result) {
-            await journal.append({ t: 'refused', k: callKey, why: result.why, message: result.refused });
-            deps.log(`${task.name}: ${candidate}: not paid: ${result.refused}`);
-            refused++;
-            progress.tick('recheck');
-            for (let j = i + 1; j < plan.n; j++)
-              if (!state.started.has(`${key} ${j}`)) progress.tick('recheck');
-            break;
-          }
-          await journal.append({ t: 'paid', k: callKey, paid: result });
-          state.paid.set(callKey, result);
-          progress.tick(result.record.known_answer === 'pass' ? 'pay' : 'skip');
-        }
-      }
-    }
+    const run: RunContext = {
+      deps,
+      candidateDeps: { ...deps, runId, payer, catalog: [...plan.tasks, ...plan.others] },
+      journal,
+      state,
+      n: plan.n,
+      progress,
+      // Funded before the first payment only: a run that pays nobody moves no money.
+      funded: async () => {
+        fundingTx ??= await fundRun({ ...deps, journal, runId, state }, fundingAtomic(budget));
+      },
+      refused: 0,
+    };
+    for (const task of plan.tasks)
+      for (const candidate of task.candidates) await runCandidate(run, task, candidate);
     committed = payer.budget().committed;
+    refused = run.refused;
   } finally {
     await journal.close();
   }
@@ -154,6 +126,59 @@ export async function runKnownAnswers(
     },
   });
   return { pointer, runId, paid: state.paid.size, refused, committed, payer: address, fundingTx };
+}
+
+/** One run in progress: what the steps of every candidate share. */
+type RunContext = {
+  readonly deps: KnownAnswerDeps;
+  readonly candidateDeps: CandidateDeps;
+  readonly journal: RunJournal;
+  readonly state: Replayed;
+  /** Paid calls per candidate. */
+  readonly n: number;
+  readonly progress: ReturnType<typeof createProgress>;
+  /** Funds the run's wallet, once, before its first payment. */
+  readonly funded: () => Promise<void>;
+  /** Calls refused before anything was signed. */
+  refused: number;
+};
+
+/** One candidate of a task: checked once (journaled), then paid up to `n` times when its check names terms. */
+async function runCandidate(run: RunContext, task: Task, candidate: string): Promise<void> {
+  const { deps, journal, state, progress } = run;
+  const key = `${task.name} ${candidate}`;
+  let check = state.checks.get(key);
+  if (check === undefined) {
+    check = await checkCandidate(run.candidateDeps, task, candidate);
+    await journal.append({ t: 'check', k: key, check });
+    state.checks.set(key, check);
+  }
+  const terms = check.terms;
+  if (terms === null) {
+    deps.log(`${task.name}: ${candidate}: ${check.verdict} (${check.reason}), not paid`);
+    for (let i = 0; i < run.n; i++) if (!state.started.has(`${key} ${i}`)) progress.tick('recheck');
+    return;
+  }
+  for (let i = 0; i < run.n; i++) {
+    const callKey = `${key} ${i}`;
+    if (state.started.has(callKey)) continue;
+    await run.funded();
+    // Journaled before anything is signed: after a crash this call is never paid again.
+    await journal.append({ t: 'pay', k: callKey, network: terms.network, amount: terms.amount_atomic });
+    state.started.add(callKey);
+    const result = await payCandidate(run.candidateDeps, task, candidate, { ...check, terms });
+    if ('refused' in result) {
+      await journal.append({ t: 'refused', k: callKey, why: result.why, message: result.refused });
+      deps.log(`${task.name}: ${candidate}: not paid: ${result.refused}`);
+      run.refused++;
+      progress.tick('recheck');
+      for (let j = i + 1; j < run.n; j++) if (!state.started.has(`${key} ${j}`)) progress.tick('recheck');
+      return;
+    }
+    await journal.append({ t: 'paid', k: callKey, paid: result });
+    state.paid.set(callKey, result);
+    progress.tick(result.record.known_answer === 'pass' ? 'pay' : 'skip');
+  }
 }
 
 async function startOrResume(deps: KnownAnswerDeps, options: KnownAnswerOptions) {

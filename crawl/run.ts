@@ -93,56 +93,94 @@ export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<
 }
 
 async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<CrawlResult> {
-  const { paths } = deps;
   const t0 = deps.monotonic();
-  let runId: string;
-  let planFile: PlanFile;
-  let resumed = false;
+  let run: { runId: string; planFile: PlanFile; resumed: boolean };
   if (options.resume) {
-    const unfinished = (await listRuns(paths.work)).at(-1);
+    const unfinished = (await listRuns(deps.paths.work)).at(-1);
     if (unfinished === undefined) return publishLeftover(deps);
-    runId = unfinished;
-    planFile = await readPlan(join(paths.work, runId, 'plan.json'));
-    resumed = true;
-    deps.log(`resuming run ${runId}`);
+    const planFile = await readPlan(join(deps.paths.work, unfinished, 'plan.json'));
+    deps.log(`resuming run ${unfinished}`);
+    run = { runId: unfinished, planFile, resumed: true };
   } else {
-    runId = newRunId(deps.now(), deps.random);
-    const reads = await deps.readSources();
-    const sources = Object.fromEntries(reads.map((r) => [r.name, r.report]));
-    for (const read of reads)
-      deps.log(`source ${read.name}: ${read.report.ok ? 'ok' : 'FAILED'}, ${read.report.note}`);
-    // Nothing read is no news: publishing it would replace the listings with an empty run (docs/data-files.md).
-    if (!reads.some((r) => r.report.ok)) throw new NoSourceReadError(reads);
-    const plan = planCrawl(
-      reads.flatMap((r) => r.listings),
-      options.limit,
-    );
-    planFile = {
-      started_at: deps.now().toISOString(),
-      options: {
-        concurrency: options.concurrency ?? defaultConcurrency(plan.endpoints),
-        per_host: PER_HOST,
-        per_domain: PER_DOMAIN,
-        per_address: MAX_IN_FLIGHT_PER_ADDRESS,
-        timeout_ms: 5000,
-        limit: options.limit,
-      },
-      sources,
-      plan,
-    };
-    await mkdir(join(paths.work, runId), { recursive: true });
-    await writeFileDurably(join(paths.work, runId, 'plan.json'), JSON.stringify(planFile));
-    deps.log(
-      `run ${runId}: ${plan.endpoints.length} endpoints on ${new Set(plan.endpoints.map((e) => e.host)).size} hosts`,
-    );
-    const disputed = plan.endpoints.filter((e) => e.dispute).length;
-    if (disputed > 0)
-      deps.log(`${disputed} endpoints have listings that disagree: held to none (disputes.json)`);
+    run = { ...(await startRun(deps, options)), resumed: false };
   }
+  const { runId, planFile } = run;
+  const { done, probed } = await probePlanned(deps, runId, planFile, options);
+  const endpoints = planFile.plan.endpoints;
+  const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
+  const interrupted = endpoints.length - facts.length;
+  if (interrupted > 0)
+    deps.log(`${interrupted} probes were sent before a stop but not recorded; not sent again`);
+  const pointer = await finalizeRun({
+    paths: deps.paths,
+    runId,
+    startedAt: planFile.started_at,
+    finishedAt: deps.now(),
+    durationS: (deps.monotonic() - t0) / 1000,
+    baseUrl: deps.baseUrl,
+    plan: planFile.plan,
+    sources: planFile.sources,
+    facts,
+    interrupted,
+    run: { kind: 'crawl', options: planFile.options, resumed: run.resumed },
+  });
+  return { pointer, probed, interrupted, total: endpoints.length };
+}
 
-  const journalPath = join(paths.work, runId, 'probes.ndjson');
-  const receiptsDir = join(paths.work, runId, 'receipts');
-  const files = createReceiptBatches(receiptsDir);
+/** A new run: reads the sources, plans, and writes the plan before the first probe. */
+async function startRun(
+  deps: CrawlDeps,
+  options: CrawlOptions,
+): Promise<{ runId: string; planFile: PlanFile }> {
+  const runId = newRunId(deps.now(), deps.random);
+  const reads = await deps.readSources();
+  const sources = Object.fromEntries(reads.map((r) => [r.name, r.report]));
+  for (const read of reads)
+    deps.log(`source ${read.name}: ${read.report.ok ? 'ok' : 'FAILED'}, ${read.report.note}`);
+  // Nothing read is no news: publishing it would replace the listings with an empty run (docs/data-files.md).
+  if (!reads.some((r) => r.report.ok)) throw new NoSourceReadError(reads);
+  const plan = planCrawl(
+    reads.flatMap((r) => r.listings),
+    options.limit,
+  );
+  const planFile: PlanFile = {
+    started_at: deps.now().toISOString(),
+    options: {
+      concurrency: options.concurrency ?? defaultConcurrency(plan.endpoints),
+      per_host: PER_HOST,
+      per_domain: PER_DOMAIN,
+      per_address: MAX_IN_FLIGHT_PER_ADDRESS,
+      timeout_ms: 5000,
+      limit: options.limit,
+    },
+    sources,
+    plan,
+  };
+  await mkdir(join(deps.paths.work, runId), { recursive: true });
+  await writeFileDurably(join(deps.paths.work, runId, 'plan.json'), JSON.stringify(planFile));
+  deps.log(
+    `run ${runId}: ${plan.endpoints.length} endpoints on ${new Set(plan.endpoints.map((e) => e.host)).size} hosts`,
+  );
+  const disputed = plan.endpoints.filter((e) => e.dispute).length;
+  if (disputed > 0)
+    deps.log(`${disputed} endpoints have listings that disagree: held to none (disputes.json)`);
+  return { runId, planFile };
+}
+
+/**
+ * Probes every planned endpoint the journal has not seen started, under the per-host limits: each journaled as
+ * started before its request leaves and as done, with its receipt, after. The facts of every finished probe (this
+ * pass's and those replayed), and how many this pass probed.
+ */
+async function probePlanned(
+  deps: CrawlDeps,
+  runId: string,
+  planFile: PlanFile,
+  options: CrawlOptions,
+): Promise<{ done: Map<string, CrawlFacts>; probed: number }> {
+  const dir = join(deps.paths.work, runId);
+  const journalPath = join(dir, 'probes.ndjson');
+  const files = createReceiptBatches(join(dir, 'receipts'));
   const { started, done } = await replay(await readRunJournal(journalPath), files);
   const endpoints = planFile.plan.endpoints;
   const todo = endpoints.filter((e) => !started.has(e.urlNorm));
@@ -192,25 +230,7 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
   // Finalizing reads some receipt files back (the saves); a missing one stops the run before publication.
   await files.close();
   progress.finish();
-
-  const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
-  const interrupted = endpoints.length - facts.length;
-  if (interrupted > 0)
-    deps.log(`${interrupted} probes were sent before a stop but not recorded; not sent again`);
-  const pointer = await finalizeRun({
-    paths,
-    runId,
-    startedAt: planFile.started_at,
-    finishedAt: deps.now(),
-    durationS: (deps.monotonic() - t0) / 1000,
-    baseUrl: deps.baseUrl,
-    plan: planFile.plan,
-    sources: planFile.sources,
-    facts,
-    interrupted,
-    run: { kind: 'crawl', options: planFile.options, resumed },
-  });
-  return { pointer, probed: todo.length, interrupted, total: endpoints.length };
+  return { done, probed: todo.length };
 }
 
 /** 3 in flight for every host of the plan, within the ceiling. */

@@ -72,11 +72,54 @@ export function runPerHost<T>(
   work: (item: T, released: () => void) => Promise<void>,
   options: ScheduleOptions,
 ): Promise<void> {
-  const perHost = Math.max(1, Math.floor(options.perHost));
-  const concurrency = Math.max(1, Math.floor(options.concurrency));
-  const burst = Math.max(1, Math.floor(options.burst ?? Number.POSITIVE_INFINITY));
-  const perDomain = Math.max(1, Math.floor(options.perDomain ?? Number.POSITIVE_INFINITY));
-  const domainOf = options.domainOf ?? ((host: string) => host);
+  const hosts = groupByHost(jobs, options.domainOf ?? ((host: string) => host));
+  return new Promise<void>((resolve, reject) => {
+    const run: Run<T> = {
+      work,
+      options,
+      perHost: Math.max(1, Math.floor(options.perHost)),
+      perDomain: Math.max(1, Math.floor(options.perDomain ?? Number.POSITIVE_INFINITY)),
+      concurrency: Math.max(1, Math.floor(options.concurrency)),
+      burst: Math.max(1, Math.floor(options.burst ?? Number.POSITIVE_INFINITY)),
+      open: hosts.filter((h) => h.queue.length > 0),
+      openSeen: { done: 0, spentMs: 0 },
+      inFlight: 0,
+      trailing: 0,
+      failure: null,
+      deferred: false,
+      resolve,
+      reject,
+    };
+    dispatch(run);
+    settleIfDone(run);
+  });
+}
+
+/** The state of one {@link runPerHost} call, shared by the steps below. */
+type Run<T> = {
+  readonly work: (item: T, released: () => void) => Promise<void>;
+  readonly options: ScheduleOptions;
+  readonly perHost: number;
+  readonly perDomain: number;
+  readonly concurrency: number;
+  readonly burst: number;
+  /** Hosts with jobs not started yet. */
+  open: HostState<T>[];
+  /** Probes done and time spent by the open hosts, kept as they change (the mean latency of every pick). */
+  readonly openSeen: { done: number; spentMs: number };
+  /** Jobs holding their host's slot. */
+  inFlight: number;
+  /** Jobs that released their host's slot and still run. */
+  trailing: number;
+  failure: { error: unknown } | null;
+  /** Whether a dispatch waits on `defer`. */
+  deferred: boolean;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+};
+
+/** The jobs grouped by host, in order, each host tied to its domain's shared state. */
+function groupByHost<T>(jobs: Iterable<HostJob<T>>, domainOf: (host: string) => string): HostState<T>[] {
   const hosts = new Map<string, HostState<T>>();
   const domains = new Map<string, DomainState>();
   for (const job of jobs) {
@@ -94,128 +137,124 @@ export function runPerHost<T>(
     state.queue.push(job.item);
     state.domain.left++;
   }
-  let open = [...hosts.values()].filter((h) => h.queue.length > 0);
-  // Probes done and time spent by the open hosts, kept as they change (the mean latency of every pick).
-  const openSeen = { done: 0, spentMs: 0 };
-  // Jobs holding their host's slot, and jobs that released it and still run.
-  let inFlight = 0;
-  let trailing = 0;
-  let failure: { error: unknown } | null = null;
+  return [...hosts.values()];
+}
 
-  return new Promise<void>((resolve, reject) => {
-    const settleIfDone = () => {
-      if (inFlight > 0 || trailing > 0) return;
-      if (failure !== null) reject(failure.error);
-      else if (open.length === 0) resolve();
-    };
-    const start = (host: HostState<T>) => {
-      const item = host.queue[host.next++] as T;
-      host.inFlight++;
-      host.domain.inFlight++;
-      host.domain.left--;
-      inFlight++;
-      const began = options.now();
-      let holding = true;
-      const release = () => {
-        if (!holding) return;
-        holding = false;
-        trailing++;
-        leave(host, began);
-      };
-      const end = () => {
-        release();
-        trailing--;
-        // Room under the bound of jobs past their requests: what it held back may start.
-        if (trailing === concurrency - 1) dispatch();
-        settleIfDone();
-      };
-      let run: Promise<void>;
-      try {
-        run = work(item, release);
-      } catch (error) {
-        run = Promise.reject(error);
-      }
-      run.then(end, (error: unknown) => {
-        failure ??= { error };
-        end();
-      });
-    };
-    /** A job stops talking to its host: the host's slot is free and its latency known. */
-    const leave = (host: HostState<T>, began: number) => {
-      const spent = Math.max(0, options.now() - began);
-      host.inFlight--;
-      host.domain.inFlight--;
-      host.done++;
-      host.spentMs += spent;
-      if (host.next < host.queue.length) {
-        openSeen.done++;
-        openSeen.spentMs += spent;
-      }
-      inFlight--;
-      dispatch();
-    };
-    let deferred = false;
-    const dispatch = () => {
-      if (failure !== null) return;
-      let drained = false;
-      let started = 0;
-      while (inFlight < concurrency && trailing < concurrency) {
-        if (started === burst && options.defer) {
-          if (!deferred) {
-            deferred = true;
-            options.defer(() => {
-              deferred = false;
-              dispatch();
-            });
-          }
-          break;
-        }
-        const host = pick();
-        if (host === null) break;
-        start(host);
-        started++;
-        if (host.next < host.queue.length) continue;
-        drained = true;
-        openSeen.done -= host.done;
-        openSeen.spentMs -= host.spentMs;
-      }
-      if (drained) open = open.filter((h) => h.next < h.queue.length);
-    };
-    /**
-     * The host to start next, or null. The candidate is the eligible host (below `perHost`, its domain below
-     * `perDomain`) with the most estimated time left (unknown latencies count as the mean seen so far): its own
-     * rounds of `perHost`, or its domain's rounds of `perDomain` when those are more; on a tie, the one with fewer
-     * requests in flight, so a run starts one request on every host before a second. Past the paced limit ({@link PACE_HEADROOM}), only a host
-     * on the critical path (its time left within the headroom of the longest) or not measured yet may start.
-     */
-    const pick = (): HostState<T> | null => {
-      let best: HostState<T> | null = null;
-      let bestScore = -1;
-      let unmeasured: HostState<T> | null = null;
-      let work = 0;
-      let longest = 0;
-      const mean = openSeen.done === 0 ? 1 : Math.max(openSeen.spentMs / openSeen.done, 1e-3);
-      for (const host of open) {
-        const left = host.queue.length - host.next;
-        if (left <= 0) continue;
-        const latency = host.done > 0 ? host.spentMs / host.done : mean;
-        const rounds = Math.max(Math.ceil(left / perHost), Math.ceil(host.domain.left / perDomain));
-        const score = rounds * latency;
-        work += left * latency;
-        if (score > longest) longest = score;
-        if (host.inFlight >= perHost || host.domain.inFlight >= perDomain) continue;
-        if (score > bestScore || (score === bestScore && best !== null && host.inFlight < best.inFlight)) {
-          best = host;
-          bestScore = score;
-        }
-        if (host.done === 0 && (unmeasured === null || host.inFlight < unmeasured.inFlight))
-          unmeasured = host;
-      }
-      if (best === null || bestScore * PACE_HEADROOM >= longest) return best;
-      const paced = Math.max(open.length, Math.ceil((PACE_HEADROOM * work) / longest));
-      return inFlight < paced ? best : unmeasured;
-    };
-    dispatch();
-    settleIfDone();
+/** Settles the run once nothing runs: with the first failure, or when no job is left to start. */
+function settleIfDone<T>(run: Run<T>): void {
+  if (run.inFlight > 0 || run.trailing > 0) return;
+  if (run.failure !== null) run.reject(run.failure.error);
+  else if (run.open.length === 0) run.resolve();
+}
+
+/** Starts the next job of `host`. */
+function startJob<T>(run: Run<T>, host: HostState<T>): void {
+  const item = host.queue[host.next++] as T;
+  host.inFlight++;
+  host.domain.inFlight++;
+  host.domain.left--;
+  run.inFlight++;
+  const began = run.options.now();
+  let holding = true;
+  const release = () => {
+    if (!holding) return;
+    holding = false;
+    run.trailing++;
+    leaveHost(run, host, began);
+  };
+  const end = () => {
+    release();
+    run.trailing--;
+    // Room under the bound of jobs past their requests: what it held back may start.
+    if (run.trailing === run.concurrency - 1) dispatch(run);
+    settleIfDone(run);
+  };
+  let running: Promise<void>;
+  try {
+    running = run.work(item, release);
+  } catch (error) {
+    running = Promise.reject(error);
+  }
+  running.then(end, (error: unknown) => {
+    run.failure ??= { error };
+    end();
   });
+}
+
+/** A job stops talking to its host: the host's slot is free and its latency known. */
+function leaveHost<T>(run: Run<T>, host: HostState<T>, began: number): void {
+  const spent = Math.max(0, run.options.now() - began);
+  host.inFlight--;
+  host.domain.inFlight--;
+  host.done++;
+  host.spentMs += spent;
+  if (host.next < host.queue.length) {
+    run.openSeen.done++;
+    run.openSeen.spentMs += spent;
+  }
+  run.inFlight--;
+  dispatch(run);
+}
+
+/** Starts jobs while the limits allow, at most `burst` now and the rest on `defer`'s call. */
+function dispatch<T>(run: Run<T>): void {
+  if (run.failure !== null) return;
+  let drained = false;
+  let started = 0;
+  while (run.inFlight < run.concurrency && run.trailing < run.concurrency) {
+    if (started === run.burst && run.options.defer) {
+      if (!run.deferred) {
+        run.deferred = true;
+        run.options.defer(() => {
+          run.deferred = false;
+          dispatch(run);
+        });
+      }
+      break;
+    }
+    const host = pickHost(run);
+    if (host === null) break;
+    startJob(run, host);
+    started++;
+    if (host.next < host.queue.length) continue;
+    drained = true;
+    run.openSeen.done -= host.done;
+    run.openSeen.spentMs -= host.spentMs;
+  }
+  if (drained) run.open = run.open.filter((h) => h.next < h.queue.length);
+}
+
+/**
+ * The host to start next, or null. The candidate is the eligible host (below `perHost`, its domain below
+ * `perDomain`) with the most estimated time left (unknown latencies count as the mean seen so far): its own
+ * rounds of `perHost`, or its domain's rounds of `perDomain` when those are more; on a tie, the one with fewer
+ * requests in flight, so a run starts one request on every host before a second. Past the paced limit ({@link PACE_HEADROOM}), only a host
+ * on the critical path (its time left within the headroom of the longest) or not measured yet may start.
+ */
+function pickHost<T>(run: Run<T>): HostState<T> | null {
+  const { perHost, perDomain, openSeen } = run;
+  let best: HostState<T> | null = null;
+  let bestScore = -1;
+  let unmeasured: HostState<T> | null = null;
+  let work = 0;
+  let longest = 0;
+  const mean = openSeen.done === 0 ? 1 : Math.max(openSeen.spentMs / openSeen.done, 1e-3);
+  for (const host of run.open) {
+    const left = host.queue.length - host.next;
+    if (left <= 0) continue;
+    const latency = host.done > 0 ? host.spentMs / host.done : mean;
+    const rounds = Math.max(Math.ceil(left / perHost), Math.ceil(host.domain.left / perDomain));
+    const score = rounds * latency;
+    work += left * latency;
+    if (score > longest) longest = score;
+    if (host.inFlight >= perHost || host.domain.inFlight >= perDomain) continue;
+    if (score > bestScore || (score === bestScore && best !== null && host.inFlight < best.inFlight)) {
+      best = host;
+      bestScore = score;
+    }
+    if (host.done === 0 && (unmeasured === null || host.inFlight < unmeasured.inFlight)) unmeasured = host;
+  }
+  if (best === null || bestScore * PACE_HEADROOM >= longest) return best;
+  const paced = Math.max(run.open.length, Math.ceil((PACE_HEADROOM * work) / longest));
+  return run.inFlight < paced ? best : unmeasured;
 }
