@@ -1,4 +1,4 @@
-// The public site (issue 11): a static Astro build of the published crawl data. Built by `npm run build:site`
+// The public site: a static Astro build of the published crawl data. Built by `npm run build:site`
 // (site/build.ts), which gives each build its own root, output and cache folders (SPOTCHECK_SITE_*), so two builds,
 // or a build beside the server and a crawl, never share a scratch folder; see docs/site.md.
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The access gate (design.md "Layout": free, paid, hosted, exempt, dry-run). It decides who is asking
+ * The access gate (docs/architecture.md "Rules of the house": free, paid, hosted, exempt, dry-run). It decides who is asking
  * ({@link resolveAsker}) and takes free-tier quota atomically (`core/quota.ts`: in memory before any await, or in one
  * PostgreSQL transaction shared by every instance), so concurrent calls are counted exactly, on one instance or many.
  */
@@ -35,10 +35,10 @@ export type FreeGrant = {
 };
 
 /**
- * Who is asking (issue 9 item 1): the one decision every route and MCP tool starts from.
+ * Who is asking: the one decision every route and MCP tool starts from.
  * - A presented key (`x-service-key` or `Authorization: Bearer`, read strictly by `api/credentials.ts`): an exempt
  *   key, else an active integrator key where the route takes them (`hosted`), else a 401; a key never falls back to
- *   a free answer (spec §5.5), nor does a malformed `Authorization` or a live key sent in another header.
+ *   a free answer (docs/api.md §5.5), nor does a malformed `Authorization` or a live key sent in another header.
  * - A dry run (`mode=dry-run`) is free: a payment sent with it is never taken.
  * - A payment header (`paid`), else the free tier.
  */
@@ -108,7 +108,7 @@ function matchExemptKey(presented: string, keys: ExemptKey[]): ExemptKey | null 
   return null;
 }
 
-/** True when the request carries an x402 payment (spec §5.2: either header). */
+/** True when the request carries an x402 payment (docs/api.md §5.2: either header). */
 export function hasPayment(event: H3Event): boolean {
   return event.req.headers.has('payment-signature') || event.req.headers.has('x-payment');
 }
@@ -127,7 +127,7 @@ export async function takeFree(
 }
 
 /**
- * Takes one dry run for the caller, counted by `ref`, else `client`, else address (spec §5.6), and within the
+ * Takes one dry run for the caller, counted by `ref`, else `client`, else address (docs/api.md §5.6), and within the
  * address, network and /48 ceilings too, so a caller naming a new `ref` for each call still meets a bound.
  */
 export async function takeDryRun(
@@ -171,7 +171,7 @@ function addressKeys(
 }
 
 /**
- * Produces a free answer and adds its `access` block (spec §2.5: `free_per_day`, `free_used_today`). If no answer
+ * Produces a free answer and adds its `access` block (docs/api.md §2.5: `free_per_day`, `free_used_today`). If no answer
  * can be produced, the unit goes back: no answer, no use.
  */
 export async function answerFree<T extends object>(

@@ -20,7 +20,7 @@ import { setupPackRoutes } from './routes/setup-pack.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { serveBuiltFile, siteRoutes } from './site.ts';
 
-/** The API description version (spec §9.1), kept with the rules document. */
+/** The API description version (docs/api.md §9.1), kept with the rules document. */
 export { API_VERSION };
 
 /** Builds the app over its dependencies. */
@@ -30,7 +30,7 @@ export function createApp(deps: AppDeps): H3 {
 
   app.use((event) => {
     event.res.headers.set('x-content-type-options', 'nosniff');
-    // Agents and browsers read payment headers cross-origin (x402-notes §9 item 16).
+    // Agents and browsers read payment headers cross-origin (docs/x402.md §9.16).
     event.res.headers.set('access-control-allow-origin', '*');
     event.res.headers.set(
       'access-control-expose-headers',

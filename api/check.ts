@@ -1,7 +1,7 @@
 /**
- * The endpoint check (spec §1.1–1.2): one probe, one decision, one signed receipt, and the answer shapes of
- * spec §2.1 (paid, exempt) and §2.4 (free, dry run). Every tier runs this same code on the same data; the tier
- * only chooses how much of the result the answer shows (spec §1, pricing principle).
+ * The endpoint check (docs/api.md §1.1–1.2): one probe, one decision, one signed receipt, and the answer shapes of
+ * docs/api.md §2.1 (paid, exempt) and §2.4 (free, dry run). Every tier runs this same code on the same data; the tier
+ * only chooses how much of the result the answer shows (docs/api.md §1, pricing principle).
  */
 import type { CheckFreeAnswer, CheckFullAnswer } from '../core/answer-schemas.ts';
 import { assembleCheck } from '../core/check-answer.ts';
@@ -28,7 +28,7 @@ export type CheckDeps = {
 /** Who an unpaid check is for: decides the receipt label and what the answer shows. */
 export type CheckAccess = {
   tier: 'free' | 'exempt' | 'hosted';
-  /** `self-checked` only for the service's own self-test client (design.md). */
+  /** `self-checked` only for the service's own self-test client (docs/api.md §2.1). */
   checkType: 'dry-run' | 'self-checked';
   /**
    * What the caller journals with the receipt (`IssueMeta['attached']`): the free quota units the answer used, or
@@ -43,9 +43,9 @@ export type ReceiptAccess = { tier: CheckAccess['tier'] } | PaidAccess;
 
 /** A check computed but not yet issued. */
 export type CheckDraft = {
-  /** The paid-tier answer of spec §2.1, without `access` and `reputation`. */
+  /** The paid-tier answer of docs/api.md §2.1, without `access` and `reputation`. */
   full: CheckFullAnswer;
-  /** The free-tier answer of spec §2.4, without `access`. */
+  /** The free-tier answer of docs/api.md §2.4, without `access`. */
   free: CheckFreeAnswer;
   /** Signs the receipt with `access`, journals it (resolving once fsynced) and publishes it with its observation. */
   issue(access: ReceiptAccess, attached: unknown): Promise<Record<string, unknown> & { id: string }>;
@@ -68,7 +68,7 @@ export async function runCheck(
 
 /**
  * Runs one check up to its receipt, without issuing it: nothing of the check (receipt, index row, observation) is
- * written until `issue` is called. The paid route issues only after its settlement landed (issue 12).
+ * written until `issue` is called. The paid route issues only after its settlement landed.
  */
 export async function draftCheck(
   deps: CheckDeps,
@@ -76,7 +76,7 @@ export async function draftCheck(
   checkType: CheckAccess['checkType'],
 ): Promise<CheckDraft> {
   // The probe answers for `params.url` only, the URL it requested and the receipt names; history and listings
-  // are per endpoint (`urlNorm`, the spec §2.10 dedupe form).
+  // are per endpoint (`urlNorm`, the docs/api.md §2.10 dedupe form).
   const { outcome, cached } = await cachedProbe(
     deps.probeCache,
     (url, method) => deps.prober.probe(url, method),
@@ -84,7 +84,7 @@ export async function draftCheck(
     params.method,
   );
   const now = deps.now();
-  // A store that fails costs the listing and the history (spec §2.1: `history` null), never the answer.
+  // A store that fails costs the listing and the history (docs/api.md §2.1: `history` null), never the answer.
   const known = await deps.store.endpoint(params.urlNorm, params.method).catch(storeDown);
   const listing = known?.listing ?? null;
   const previous = known?.observations ?? null;

@@ -1,5 +1,5 @@
 /**
- * Configuration, read once from the environment by the entry file (design.md "Names the outside world relies on").
+ * Configuration, read once from the environment by the entry file (README "Configuration").
  * Every variable is optional; the defaults are the embedded ones `npm start` runs with.
  */
 import * as v from 'valibot';

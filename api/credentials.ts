@@ -1,5 +1,5 @@
 /**
- * What a request presents as its service key (spec §5.4, §5.5), read strictly so that no key can reach a free
+ * What a request presents as its service key (docs/api.md §5.4, §5.5), read strictly so that no key can reach a free
  * answer by being sent a little wrong:
  * - `Authorization` must be exactly `Bearer <token>`: the scheme in any case (RFC 9110 §11.1: auth schemes are
  *   case-insensitive), one space, one token of visible ASCII, nothing after. Any other value (another scheme, a

@@ -16,14 +16,14 @@ import type { Offer, VerifiedPayment } from './x402/seller.ts';
 
 export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
 
-/** The `access` block of a paid answer and of its receipt (spec §2.1), from a landed settlement. */
+/** The `access` block of a paid answer and of its receipt (docs/api.md §2.1), from a landed settlement. */
 export type PaidAccess = { tier: 'paid'; charged_usd: string; tx: string };
 
 /**
  * A paid answer in the making; the body gets `access` once settlement landed. A handler whose answer names a receipt
  * gives `complete` instead of `body`: it runs only after the settlement landed, issues the receipt (signed with this
  * access block, journaled and fsynced, then published) and resolves with the body. Nothing of an unsettled call is
- * written (issue 12).
+ * written.
  */
 export type SaleAnswer =
   | { status: number; body: object }

@@ -1,6 +1,6 @@
 /**
- * API errors: one JSON shape, `{"error":{"code":"snake_case","message":"..."}}` (design.md), with the status of
- * spec §7. Anything caused by the caller's input is a 4xx with a stable code; the codes are published in the README.
+ * API errors: one JSON shape, `{"error":{"code":"snake_case","message":"..."}}` (docs/api.md §7), with the status of
+ * docs/api.md §7. Anything caused by the caller's input is a 4xx with a stable code; the codes are published in the README.
  */
 import { HTTPError } from 'h3';
 import { DatabaseUnavailable } from '../io/postgres-wait.ts';

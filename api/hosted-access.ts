@@ -1,5 +1,5 @@
 /**
- * Serving one hosted call (spec §2.5, §5.4, §8), for the check and payment status: the per-key rate limit (429 with
+ * Serving one hosted call (docs/api.md §2.5, §5.4, §8), for the check and payment status: the per-key rate limit (429 with
  * `Retry-After`; the IETF RateLimit fields on every answer), the end user as a salted hash, the month's next call
  * reserved synchronously against the credit limit, and the use journaled before the answer leaves. Past the credit
  * limit the call is a 402 with the per-call x402 requirement and `x-service-hosted: credit_limit`; a payment sent
@@ -14,7 +14,7 @@ import type { Hosted, HostedCaller } from './hosted.ts';
 
 const END_USER_MAX = 256;
 
-/** The `hosted` block of an answer (spec §2.5). */
+/** The `hosted` block of an answer (docs/api.md §2.5). */
 export function hostedBlock(use: HostedUse) {
   return {
     integrator_id: use.integrator,
@@ -91,7 +91,7 @@ export async function takeRate(event: H3Event, hosted: Hosted, caller: HostedCal
   return rate;
 }
 
-/** The salted hash of `x-service-end-user` (spec §5.4: only the hash is stored), null without the header. */
+/** The salted hash of `x-service-end-user` (docs/api.md §5.4: only the hash is stored), null without the header. */
 function endUserOf(event: H3Event, deps: Pick<AppDeps, 'gate'>): string | null {
   const value = event.req.headers.get('x-service-end-user');
   if (value === null) return null;

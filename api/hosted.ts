@@ -1,5 +1,5 @@
 /**
- * Hosted mode in the server (spec §5.4, §8): the integrator store, the keys in memory (a hosted call never waits
+ * Hosted mode in the server (docs/api.md §5.4, §8): the integrator store, the keys in memory (a hosted call never waits
  * for the database), the usage meter restored from the snapshot and the journal, the per-key rate limit, and the
  * operator's operations arriving through the inbox. Routes meet it through the access gate.
  *
@@ -36,7 +36,7 @@ export type Hosted = {
   invoicesDir: string;
   meter: MeterPort;
   rate: RatePort;
-  /** The caller of a presented key, or why it is refused (every refusal is a 401, spec §5.5). */
+  /** The caller of a presented key, or why it is refused (every refusal is a 401, docs/api.md §5.5). */
   authenticate(presented: string): { ok: true; caller: HostedCaller } | { ok: false; message: string };
   /**
    * What a receipt's journal record carries for this use (`IssueMeta['attached']`), so the use is durable with the
@@ -194,7 +194,7 @@ async function applyOperation(parts: HostedParts, tail: JournalTail, content: st
 /** With a shared store the use is counted when reserved: no journal records to fold or invoice from. */
 const noJournal: JournalTail = async () => {};
 
-/** The hosted caller of a request that must present a valid integrator key; 401 otherwise (spec §5.5). */
+/** The hosted caller of a request that must present a valid integrator key; 401 otherwise (docs/api.md §5.5). */
 export function requireHostedCaller(
   event: H3Event,
   hosted: Hosted | null,

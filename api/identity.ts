@@ -1,5 +1,5 @@
 /**
- * Who is calling, for the free quota (design.md "Free quota identity"): the canonical client address, taken from
+ * Who is calling, for the free quota (docs/api.md §5.6): the canonical client address, taken from
  * `X-Forwarded-For` only when TRUST_PROXY is set and the peer is in TRUSTED_PROXIES. Counters are keyed by a keyed
  * hash, never the raw address, so the journal that makes them durable holds no addresses.
  */

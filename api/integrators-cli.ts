@@ -1,5 +1,5 @@
 /**
- * `npm run integrators -- <command>`: the operator's hosted-mode accounts (spec §5.4).
+ * `npm run integrators -- <command>`: the operator's hosted-mode accounts (docs/api.md §5.4).
  *
  *   create --name <name> --credit-limit <USD> [--id <id>]   an integrator with a monthly credit limit
  *   keys:issue <integrator> [--label <label>]                a new key, printed once (only its hash is kept)

@@ -1,5 +1,5 @@
 /**
- * Hosted mode's own routes in `/openapi.json` (spec §4 `GET /v1/integrators/me`, §5.4; issue 9 items 3-4): the
+ * Hosted mode's own routes in `/openapi.json` (docs/api.md §4 `GET /v1/integrators/me`, §5.4): the
  * integrator's account and invoices, read with one of its keys (no free way in), and paying an invoice through x402,
  * with the integrator's key or the pay link's token, for exactly its total (`x-payment-info` says so: the price is
  * the invoice's).

@@ -1,5 +1,5 @@
 /**
- * The public listings and badges in `/openapi.json` (spec §4 `/v1/skips`, `/bazaar`, `/saves`, `/rules`,
+ * The public listings and badges in `/openapi.json` (docs/api.md §4 `/v1/skips`, `/bazaar`, `/saves`, `/rules`,
  * `/badge/{host}.svg`): the JSON twins with the schemas of the published files (`core/published-schemas.ts`), the
  * pages the built site serves, and the live badges. All free, no security. Before the first crawl (or bazaar check)
  * is published the JSON twins answer 404 `no_published_run` (`no_bazaar_check`), and before the first site build the
@@ -53,7 +53,7 @@ function badge(extension: 'svg' | 'png' | 'json'): Operation {
     summary:
       extension === 'json'
         ? 'The status badge as a Shields.io endpoint (https://img.shields.io/endpoint?url=…).'
-        : `The status badge (spec §3.3) as ${extension.toUpperCase()}: green "pay · stable N days" only when the latest public check is pay and under 72 hours old, else grey.`,
+        : `The status badge (docs/api.md §3.3) as ${extension.toUpperCase()}: green "pay · stable N days" only when the latest public check is pay and under 72 hours old, else grey.`,
     description:
       'Drawn live from the latest public check of the host (or of `path`); the x-badge-state header names the state.',
     pathParameter: HOST,
@@ -63,13 +63,18 @@ function badge(extension: 'svg' | 'png' | 'json'): Operation {
   };
 }
 
-/** The listing and badge operations, in the order of spec §4. */
+/** The listing and badge operations, in the order of docs/api.md §4. */
 export const LISTING_OPERATIONS: readonly Operation[] = [
-  ...listing('/v1/skips', 'skips', 'Endpoints the weekly crawl would skip, 500 per page (spec §2.10).', {
-    input: SkipsQuerySchema,
-    answer: SkipPage,
-    errors: { 400: codes('bad_page'), 404: `${codes('page_not_found')}: no such page. ${NO_CRAWL}` },
-  }),
+  ...listing(
+    '/v1/skips',
+    'skips',
+    'Endpoints the weekly crawl would skip, 500 per page (docs/api.md §2.10).',
+    {
+      input: SkipsQuerySchema,
+      answer: SkipPage,
+      errors: { 400: codes('bad_page'), 404: `${codes('page_not_found')}: no such page. ${NO_CRAWL}` },
+    },
+  ),
   ...listing('/bazaar', 'bazaar', 'The daily check of the top bazaar search results.', {
     answer: Bazaar,
     errors: {

@@ -1,5 +1,5 @@
 /**
- * `POST /mcp` in `/openapi.json` (spec §4): one JSON-RPC operation (the tools and their schemas are MCP's own
+ * `POST /mcp` in `/openapi.json` (docs/api.md §4): one JSON-RPC operation (the tools and their schemas are MCP's own
  * `tools/list`), and `GET` and `DELETE`, which answer 405 in stateless mode.
  */
 import * as v from 'valibot';

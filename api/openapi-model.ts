@@ -29,7 +29,7 @@ export type Operation = {
   /** What a paid call buys: a fixed-price x402 offer, or an invoice, priced at its own total. */
   offer?: OfferName | 'invoice';
   /** Service keys: `optional` where they are one way in (the check, payment status), `required` where the route
-   *  is an integrator's own (spec §5.4). */
+   *  is an integrator's own (docs/api.md §5.4). */
   keys?: 'optional' | 'required';
   /** The route is also free (daily quota) before it answers 402. */
   freeQuota?: boolean;
@@ -45,7 +45,7 @@ export const ERROR_REF = { $ref: '#/components/schemas/Error' };
 export const codes = (...list: readonly string[]) => list.map((code) => `\`${code}\``).join(', ');
 
 export const KEY_401 =
-  'A bad, suspended or revoked service key; never falls back to a free answer (spec §5.5).';
+  'A bad, suspended or revoked service key; never falls back to a free answer (docs/api.md §5.5).';
 export const DATABASE_503 =
   `${codes('database_unavailable')} (only with \`DATABASE_URL\`): the shared database did not answer within 10 s ` +
   'or could not be reached; no payment was taken. Retry after the Retry-After seconds.';

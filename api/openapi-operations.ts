@@ -1,9 +1,9 @@
 /**
- * The operations `/openapi.json` describes: every route of spec §4 the service serves today, with the valibot
+ * The operations `/openapi.json` describes: every route of docs/api.md §4 the service serves today, with the valibot
  * schemas of what it takes and answers (`core/request-schemas.ts`, `core/answer-schemas.ts`), the error codes of
  * each status, the x402 offer it sells (prices come from `api/x402/offers.ts`, the seller's own table) and
  * whether service keys apply. Routes that are not served are not described; `test/integration/api/openapi.test.ts`
- * fails when a route the app registers, or a path of spec §4, is missing here.
+ * fails when a route the app registers, or a path of docs/api.md §4, is missing here.
  */
 import {
   CheckAnswerSchema,
@@ -58,7 +58,7 @@ const LOOKUP_400 = codes(
   'bad_ref',
   'bad_payer',
 );
-const HOSTED_429 = `${codes('rate_limited')}: in hosted mode, the key passed its calls per minute (spec §8); see Retry-After and RateLimit.`;
+const HOSTED_429 = `${codes('rate_limited')}: in hosted mode, the key passed its calls per minute (docs/api.md §8); see Retry-After and RateLimit.`;
 
 const CHECK = '/v1/products/endpoint-spot-check';
 const check = (method: 'get' | 'post'): Operation => ({
@@ -68,8 +68,8 @@ const check = (method: 'get' | 'post'): Operation => ({
   summary: 'Check an x402 endpoint before paying it: pay, skip or recheck, with a signed receipt.',
   description:
     'One unpaid probe (reused for 5 minutes per URL and method), a verdict and a signed public receipt. Failures of ' +
-    'the target are verdicts, never HTTP errors (spec §7). Free answers and dry runs have the short shape of spec ' +
-    '§2.4; paid and service-key answers the full shape of §2.1.',
+    'the target are verdicts, never HTTP errors (docs/api.md §7). Free answers and dry runs have the short shape of ' +
+    'docs/api.md §2.4; paid and service-key answers the full shape of §2.1.',
   input: CheckInputSchema,
   answer: CheckAnswerSchema,
   errors: {
@@ -116,7 +116,7 @@ const pack = (method: 'get' | 'post'): Operation => ({
   offer: 'setup-pack',
 });
 
-/** Every operation, in the order of spec §4. */
+/** Every operation, in the order of docs/api.md §4. */
 export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
@@ -129,7 +129,7 @@ export const OPERATIONS: readonly Operation[] = [
     answer: LookupAnswerSchema,
     errors: {
       400: LOOKUP_400,
-      401: 'A service key other than an exempt key: lookups need no key (spec §5.1).',
+      401: 'A service key other than an exempt key: lookups need no key (docs/api.md §5.1).',
       502: PAID_502,
     },
     offer: 'lookup',

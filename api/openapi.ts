@@ -1,7 +1,7 @@
 /**
- * `GET /openapi.json` (spec §4, §9.1): OpenAPI 3.1, version 0.42.1, generated from the operations table
- * (`openapi-operations.ts`) and its valibot schemas. The lookup route is declared without security (spec §5.1);
- * the check and payment status accept service keys (`Authorization: Bearer` or `x-service-key`, spec §5.4) and
+ * `GET /openapi.json` (docs/api.md §4, §9.1): OpenAPI 3.1, version 0.42.1, generated from the operations table
+ * (`openapi-operations.ts`) and its valibot schemas. The lookup route is declared without security (docs/api.md §5.1);
+ * the check and payment status accept service keys (`Authorization: Bearer` or `x-service-key`, docs/api.md §5.4) and
  * stay callable without one; the integrator's account and invoices require one. Each operation that sells through
  * x402 carries `x-payment-info` as x402 discovery tools read it (x402scan `docs/DISCOVERY.md`: `protocols`,
  * `pricingMode`, `price`), plus the network, asset and atomic amount of the payment requirement, and a 402
@@ -23,7 +23,7 @@ export const OPENAPI_PATH = '/openapi.json';
 const PAYMENT_REQUIRED_REF = { $ref: '#/components/schemas/PaymentRequired' };
 const KEY_REQUIRED = [{ serviceKeyBearer: [] }, { serviceKey: [] }];
 const SECURITY = { none: [], optional: [{}, ...KEY_REQUIRED], required: KEY_REQUIRED };
-/** What a hosted answer carries (spec §8, draft-ietf-httpapi-ratelimit-headers). */
+/** What a hosted answer carries (docs/api.md §8, draft-ietf-httpapi-ratelimit-headers). */
 const RATE_HEADERS = {
   RateLimit: header('Hosted calls: "hosted";r=<calls left>;t=<seconds until one frees>.'),
   'RateLimit-Policy': header('Hosted calls: "hosted";q=120;w=60 (120 calls a minute per key).'),

@@ -1,5 +1,5 @@
 /**
- * Taking in published known-answer runs without a restart (issue 8 items 2 and 3): when `known-answers/current.json`
+ * Taking in published known-answer runs without a restart: when `known-answers/current.json`
  * names a run not yet taken in, every published run not yet taken in is read (its paid-call records into the store,
  * its receipts into the receipt index, its tasks into the task list). Records are idempotent by receipt id, so a
  * restart that reads every run again changes nothing. Checks of the pointer are throttled to one a second.

@@ -1,7 +1,7 @@
 /**
- * The payment-status check (spec §1.3, §2.7, §3.2): read the chain sources about one EIP-3009 authorization,
+ * The payment-status check (docs/api.md §1.3, §2.7, §3.2): read the chain sources about one EIP-3009 authorization,
  * decide its status with the pure rules of `core/payment-status.ts`, and durably issue a signed `ps-` receipt.
- * Every tier runs this same code; the route only adds `access` (spec §1, pricing principle).
+ * Every tier runs this same code; the route only adds `access` (docs/api.md §1, pricing principle).
  *
  * `seller_url` is probed unpaid through the same SSRF-gated prober and 5-minute probe cache as the check, so a
  * payment-status call never makes a seller see more requests than a check of the same URL would.
@@ -37,10 +37,10 @@ export type PaymentStatusDeps = Pick<
 /** Who an unpaid answer is for: the receipt records the tier, and a free use is committed with the receipt. */
 export type PaymentStatusAccess = Omit<CheckAccess, 'checkType'>;
 
-/** The spec §2.7 answer without `access` (`PaymentStatusAnswerSchema`); `receipt` is the signed copy. */
+/** The docs/api.md §2.7 answer without `access` (`PaymentStatusAnswerSchema`); `receipt` is the signed copy. */
 type StatusBody = WithoutAccess<PaymentStatusAnswer>;
 
-/** No chain source answered: the route answers 503 and charges nothing (spec §7). */
+/** No chain source answered: the route answers 503 and charges nothing (docs/api.md §7). */
 type NoChain = { ok: false; code: 'chain_unavailable'; errors: string[] };
 
 export type PaymentStatusOutcome = { ok: true; body: StatusBody; rpcCalls: number } | NoChain;
@@ -60,7 +60,7 @@ export const CHAIN_TIMEOUT_MS = 2500;
 /**
  * The chain reader over the configured RPC URLs, or null when none is configured (the route then answers 503).
  * Sources are named `rpc-1`, `rpc-2`… by host: URLs on one host share a name, because the rules count only
- * sources with different names as independent (spec §3.2), and one provider behind two URLs is not two.
+ * sources with different names as independent (docs/api.md §3.2), and one provider behind two URLs is not two.
  * Names, never URLs, go into public receipts: provider URLs often carry an API key.
  *
  * @example chainReaderFromUrls(['https://a.example/rpc', 'https://b.example/rpc'])?.read(query)
@@ -99,7 +99,7 @@ export async function runPaymentStatus(
 
 /**
  * Runs one payment-status check up to its receipt, without issuing it. The paid route issues only after its
- * settlement landed (issue 12).
+ * settlement landed.
  */
 export async function draftPaymentStatus(
   deps: PaymentStatusDeps,

@@ -1,5 +1,5 @@
 /**
- * The free quota's durability (spec §8, CONTRIBUTING "Quota accounting"): the units an answer used are journaled
+ * The free quota's durability (docs/api.md §8, CONTRIBUTING "Quota accounting"): the units an answer used are journaled
  * with it through the ledger, as an attachment the ledger carries without reading, and restored from the journal
  * at start-up, so counts survive restarts. The quota itself lives beside the ledger, in `api/`.
  */

@@ -2,7 +2,7 @@
  * Selling the service's own calls: the app's view of the x402 seller (`api/x402/seller.ts`). A handler returns its
  * status and body (or a `complete` step, see {@link SaleAnswer}); the body gets `access` (`tier: "paid"`,
  * `charged_usd`, `tx`) only once settlement landed, and a handler that raises an API error (a 400 after payment,
- * spec §4) is answered without settling anything.
+ * docs/api.md §4) is answered without settling anything.
  */
 import { type H3Event, HTTPError } from 'h3';
 import type { SaleAnswer, Sales } from './deps.ts';

@@ -1,5 +1,5 @@
 /**
- * Serves the built site (`npm run build:site`) from the same origin as the API (design.md, embedded default).
+ * Serves the built site (`npm run build:site`) from the same origin as the API (the embedded default, docs/site.md).
  * `DATA_DIR/site` is a symlink the build replaces atomically, so it is resolved on every request: a rebuild is
  * live at once, with no restart, and a request never sees half of a build.
  *

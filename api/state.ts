@@ -1,5 +1,5 @@
 /**
- * Where the service's shared state lives (design.md "One machine, then many"): embedded (DuckDB under `DATA_DIR`,
+ * Where the service's shared state lives (docs/decisions.md "Shared state on PostgreSQL"): embedded (DuckDB under `DATA_DIR`,
  * the quota, usage meter, rate limit and replay guard in this process's memory, restored from the journal), or with
  * `DATABASE_URL` all of them in PostgreSQL, shared by every instance (docs/deploy.md). The journal, the signing keys
  * and the receipt files stay under each instance's own `DATA_DIR` either way.

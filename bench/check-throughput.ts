@@ -1,6 +1,6 @@
 /**
- * Issue targets: cached-check throughput >= 80 % of the durable-signed floor in the same run (issue 10 point 5,
- * 32 connections); the older ratio to a bare h3 route (issue 2: >= 40 %) is still printed beside it.
+ * Targets: cached-check throughput >= 80 % of the durable-signed floor in the same run (32
+ * connections); the older ratio to a bare h3 route (>= 40 %) is still printed beside it.
  *
  * Method: three server processes started the same way (forked Node + tsx, node:http, h3's node adapter): a bare h3
  * app (`GET /ping` → `{"ok":true}`), the floor (`bench/_lib/floor-server.ts`: canonicalize a real check receipt with

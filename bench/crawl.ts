@@ -1,5 +1,5 @@
 /**
- * Crawl of a simulated fleet (issue 7 targets): 10,000 endpoints on 500 loopback hosts (one port each), each host
+ * Crawl of a simulated fleet: 10,000 endpoints on 500 loopback hosts (one port each), each host
  * answering an honest 402 after its own latency. Measures the wall time of the probing against the per-host lower
  * bound (the slowest host's ⌈requests/3⌉ × latency), the whole run (sources, probing, files, publication), the
  * CPU per probe, the peak RSS of the crawl's process, and the most requests any host saw in flight. The real

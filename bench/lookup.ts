@@ -3,7 +3,7 @@
  * in the store. The records are written straight into a fresh DuckDB file (the schema the store creates), the real
  * service (`api/main.ts`, own process) is started over it, and sequential lookups over one keep-alive connection
  * (exempt key, so the free quota never interferes) are timed end to end, rotating over the tasks. Then the same
- * records go into a throwaway PostgreSQL (issue 10) and a service with `DATABASE_URL` is timed the same way; its
+ * records go into a throwaway PostgreSQL and a service with `DATABASE_URL` is timed the same way; its
  * first lookup, which waits for the recent calls to load, is reported apart.
  * BENCH_LOOKUP_RECORDS, BENCH_LOOKUP_SERVICES and BENCH_LOOKUP_REQUESTS scale it down for a quick run;
  * BENCH_LOOKUP_POSTGRES=0 skips the PostgreSQL pass.

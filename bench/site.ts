@@ -1,5 +1,5 @@
 /**
- * The public site (issue 11 targets): `npm run build:site` of a crawl run with BENCH_SITE_RECEIPTS receipts
+ * The public site: `npm run build:site` of a crawl run with BENCH_SITE_RECEIPTS receipts
  * (default 100,000) and 10 % skips (10,000 skip records), written by the crawl's own code behind a fake prober
  * (`test/fixtures/crawl-run.ts`), its wall time, phases and peak RSS; the live badge render p50 through the app; and
  * the weight over the wire (gzip) of the home and skip pages, which load no JavaScript.

@@ -1,5 +1,5 @@
 /**
- * valibot schemas for the parts of a third party's 402 that Spotcheck relies on (x402-notes §2.2). Internal to
+ * valibot schemas for the parts of a third party's 402 that Spotcheck relies on (docs/x402.md §2.2). Internal to
  * `core/challenge.ts`. Stricter than the SDK where money is concerned (atomic amounts, bounded strings), looser
  * where it is not (resource metadata, `error`, `extensions`, unknown members are ignored).
  */

@@ -1,5 +1,5 @@
 /**
- * valibot schemas of the payment-status input (spec §4 `payment-status`): the hex and integer forms, the body or
+ * valibot schemas of the payment-status input (docs/api.md §4 `payment-status`): the hex and integer forms, the body or
  * query members, `terms`, and the input schema published from them. Internal to `core/payment-input.ts`, whose
  * parser applies them (and to `core/_payment-payload.ts`, which shares the hex forms).
  */

@@ -1,6 +1,6 @@
 /**
  * Decoding of the `payment_payload` member of the payment-status input: a v2 `PAYMENT-SIGNATURE` or v1
- * `X-PAYMENT` value (x402-notes §2.4) holding an exact EVM (EIP-3009) authorization on Base USDC. Internal to
+ * `X-PAYMENT` value (docs/x402.md §2.4) holding an exact EVM (EIP-3009) authorization on Base USDC. Internal to
  * `core/payment-input.ts`.
  *
  * Decision (spec silent): a payload may be standard base64, base64url, wrapped with whitespace, or the bare JSON
@@ -28,7 +28,7 @@ const Authorization = v.object({
   validBefore: v.pipe(v.string(), v.regex(UINT)),
   nonce: Bytes32Schema,
 });
-// EOA signatures are 65 bytes; ERC-1271 / ERC-6492 wallets send longer ones (x402-notes §8.1, v2.2 overload).
+// EOA signatures are 65 bytes; ERC-1271 / ERC-6492 wallets send longer ones (docs/x402.md §8.1, v2.2 overload).
 const ExactEvm = v.object({
   authorization: Authorization,
   signature: v.pipe(v.string(), v.regex(/^0x(?:[0-9a-fA-F]{2})+$/)),
@@ -61,7 +61,7 @@ export type DecodedPayload = {
 };
 
 /**
- * Decodes a v2 `PAYMENT-SIGNATURE` or v1 `X-PAYMENT` value (x402-notes §2.4) holding an exact EVM (EIP-3009)
+ * Decodes a v2 `PAYMENT-SIGNATURE` or v1 `X-PAYMENT` value (docs/x402.md §2.4) holding an exact EVM (EIP-3009)
  * authorization on Base USDC.
  */
 export function decodePayload(
@@ -109,7 +109,7 @@ export function decodePayload(
   };
 }
 
-/** Lenient base64 (standard or url alphabet, any whitespace, padding optional) of UTF-8 JSON; x402-notes §9.3. */
+/** Lenient base64 (standard or url alphabet, any whitespace, padding optional) of UTF-8 JSON; docs/x402.md §9.3. */
 function decodeJsonText(text: string): unknown {
   const trimmed = text.trim();
   // Some clients paste the decoded JSON itself; it cannot be mistaken for base64, which has no '{'.
@@ -133,7 +133,7 @@ function fromBase64(text: string): string | undefined {
   }
 }
 
-/** The failure of the payment-status input, with its spec §7 400 code; the parser answers with it too. */
+/** The failure of the payment-status input, with its docs/api.md §7 400 code; the parser answers with it too. */
 export function fail(
   code: PaymentInputCode,
   message: string,

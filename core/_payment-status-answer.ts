@@ -1,11 +1,11 @@
 /**
- * The payment status answer (spec §2.7): the statuses, the machine reasons with the status each gives and their
+ * The payment status answer (docs/api.md §2.7): the statuses, the machine reasons with the status each gives and their
  * plain words, and the shape of the result. Internal to `core/payment-status.ts`.
  */
 import type { TermsMatch } from './_payment-terms-match.ts';
 import type { Hex } from './payment-input.ts';
 
-/** The statuses of spec §2.7. */
+/** The statuses of docs/api.md §2.7. */
 export type PaymentStatus = 'landed' | 'not_landed' | 'pending' | 'canceled' | 'unknown';
 
 /** Machine reasons of payment status and the status each gives; published in receipts, never renamed. */

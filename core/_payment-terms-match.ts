@@ -1,5 +1,5 @@
 /**
- * `terms_match` of the payment status answer (spec §2.7): what the payment is compared against and how each term
+ * `terms_match` of the payment status answer (docs/api.md §2.7): what the payment is compared against and how each term
  * compares. Internal to `core/payment-status.ts`.
  */
 import type { Challenge } from './model.ts';
@@ -14,7 +14,7 @@ export type ExpectedTerms = PaymentTerms & {
 };
 /** How one term compares; `unknown` when either side is not known. */
 export type Match = 'match' | 'mismatch' | 'unknown';
-/** `terms_match` of the answer: each term, what it was compared against, and with what (spec §2.7). */
+/** `terms_match` of the answer: each term, what it was compared against, and with what (docs/api.md §2.7). */
 export type TermsMatch = {
   amount: Match;
   pay_to: Match;
@@ -58,7 +58,7 @@ export function termsMatch(
   expected: ExpectedTerms | null,
   compared: TermsMatch['compared'],
 ): TermsMatch {
-  // Only Base USDC authorizations are read (spec §5.3), so once the authorization is identified its asset and
+  // Only Base USDC authorizations are read (docs/api.md §5.3), so once the authorization is identified its asset and
   // network are known.
   return {
     amount: compareWith(

@@ -1,5 +1,5 @@
 /**
- * What the hosted-mode routes answer (issue 9 items 3-4; spec §4 `GET /v1/integrators/me`, shape "not shown",
+ * What the hosted-mode routes answer (docs/api.md §4 `GET /v1/integrators/me`, shape "not shown",
  * filled in docs/decisions.md "Hosted mode"): the integrator's account, an invoice and the answer of paying one. As
  * in `answer-schemas.ts`, objects are loose and these schemas are what `/openapi.json` publishes and the tests hold
  * live answers to.

@@ -1,5 +1,5 @@
 /**
- * Addresses a payment can be signed to (issue 12 item 3): the exact textual forms a wallet accepts for a network,
+ * Addresses a payment can be signed to: the exact textual forms a wallet accepts for a network,
  * so that nothing but a signable payee or asset can be approved, and no invisible or bidirectional-control
  * character can ride along into a receipt.
  */

@@ -20,7 +20,7 @@ const MAX_INTEGER_DIGITS = 30;
 /**
  * True for a canonical atomic amount: a non-negative integer in decimal digits, no sign, no leading zero,
  * no fraction, at most uint256. Leading zeros are refused so that equal amounts have one spelling (the
- * terms hash of spec §2.1 is computed over the string).
+ * terms hash of docs/api.md §2.1 is computed over the string).
  * @example isAtomic('10000') // true; isAtomic('0.01') // false
  */
 export function isAtomic(s: string): boolean {

@@ -1,8 +1,8 @@
 /**
  * What the routes answer, as valibot schemas: published as the `/openapi.json` responses and the MCP tools'
- * output schemas, and used by the tests to hold every live answer to what is published. Objects are loose: spec
+ * output schemas, and used by the tests to hold every live answer to what is published. Objects are loose: docs/api.md
  * §9.3 makes additions the way the API grows, so a client must accept members it does not know. Inner shapes the
- * specification leaves open ("not shown") are plain objects here and documented in the README.
+ * contract leaves open ("not shown") are plain objects here and documented in the README.
  */
 import * as v from 'valibot';
 import { REASONS } from './reasons.ts';
@@ -65,7 +65,7 @@ export const PaymentRequiredSchema = v.looseObject({
   extensions: v.optional(object),
 });
 
-const Verdict = about(v.picklist(['pay', 'skip', 'recheck']), 'pay, skip or recheck (spec §3.1).');
+const Verdict = about(v.picklist(['pay', 'skip', 'recheck']), 'pay, skip or recheck (docs/api.md §3.1).');
 const ReasonCode = v.picklist(REASONS);
 const ReceiptLink = {
   receipt_id: about(nullableText, 'Public receipt id, prefix sc-.'),
@@ -123,7 +123,7 @@ export const CheckAnswerPaidSchema = v.looseObject({
   ...HostedTier,
 });
 
-/** Either check answer: the tier decides which (spec §2.1, §2.4). */
+/** Either check answer: the tier decides which (docs/api.md §2.1, §2.4). */
 export const CheckAnswerSchema = v.union([CheckAnswerPaidSchema, CheckAnswerFreeSchema]);
 
 /** Spec §2.7: the payment-status result. */
@@ -133,7 +133,10 @@ export const PaymentStatusAnswerSchema = v.looseObject({
   status: v.picklist(['landed', 'not_landed', 'pending', 'canceled', 'unknown']),
   reason: text,
   safe_to_retry_same_payload: v.literal(true),
-  safe_to_resign: about(v.boolean(), 'True only when signing a new payment cannot double-pay (spec §3.2).'),
+  safe_to_resign: about(
+    v.boolean(),
+    'True only when signing a new payment cannot double-pay (docs/api.md §3.2).',
+  ),
   why: text,
   wait_until: nullableText,
   authorization: object,
@@ -165,7 +168,7 @@ export const TasksAnswerSchema = v.looseObject({
   tasks: v.array(v.looseObject({ name: text })),
 });
 
-/** One signed receipt (spec §2.6): a check (`sc-`) or a payment status (`ps-`). */
+/** One signed receipt (docs/api.md §2.6): a check (`sc-`) or a payment status (`ps-`). */
 export const ReceiptSchema = v.looseObject({
   id: text,
   type: v.picklist(['check', 'payment-status']),
@@ -186,7 +189,7 @@ export const ReceiptListSchema = v.looseObject({
   receipts: v.array(v.looseObject({ id: text, type: text, issued_at: text, receipt_url: text })),
 });
 
-/** `GET /.well-known/jwks.json` (design.md). */
+/** `GET /.well-known/jwks.json` (docs/api.md §2.6). */
 export const JwksSchema = v.looseObject({
   keys: v.array(v.looseObject({ kty: v.literal('OKP'), crv: v.literal('Ed25519'), x: text, kid: text })),
 });
@@ -229,17 +232,17 @@ export type Without<T, K extends PropertyKey> = { [P in keyof T as P extends K ?
 /** An answer as a route makes it, before the access gate adds `access` (and `access_tier` when hosted). */
 export type WithoutAccess<T> = Without<T, 'access' | 'access_tier'>;
 
-/** The free-tier and dry-run check answer (spec §2.4). */
+/** The free-tier and dry-run check answer (docs/api.md §2.4). */
 export type CheckAnswerFree = v.InferOutput<typeof CheckAnswerFreeSchema>;
-/** The paid and exempt check answer (spec §2.1). */
+/** The paid and exempt check answer (docs/api.md §2.1). */
 export type CheckAnswerPaid = v.InferOutput<typeof CheckAnswerPaidSchema>;
-/** The payment-status answer (spec §2.7). */
+/** The payment-status answer (docs/api.md §2.7). */
 export type PaymentStatusAnswer = v.InferOutput<typeof PaymentStatusAnswerSchema>;
-/** The lookup answer (spec §2.8). */
+/** The lookup answer (docs/api.md §2.8). */
 export type LookupAnswer = v.InferOutput<typeof LookupAnswerSchema>;
-/** The setup pack (spec §2.9). */
+/** The setup pack (docs/api.md §2.9). */
 export type SetupPackAnswer = v.InferOutput<typeof SetupPackAnswerSchema>;
-/** One signed receipt (spec §2.6). */
+/** One signed receipt (docs/api.md §2.6). */
 export type ReceiptAnswer = v.InferOutput<typeof ReceiptSchema>;
 /** The `verify_receipt` tool's verdict. */
 export type VerifyAnswer = v.InferOutput<typeof VerifyAnswerSchema>;

@@ -1,12 +1,12 @@
 /**
- * The status badge state (spec §3.3): green `pay · stable N days` only when the latest public check of the
+ * The status badge state (docs/api.md §3.3): green `pay · stable N days` only when the latest public check of the
  * host (or of one exact path on it) is `pay` and under 72 hours old; grey `stale` or `not verified` otherwise.
  * Pure: the clock comes in as `now`. The image is drawn by `io/badge-image.ts`; the site and the live server
  * both ask this module what to draw.
  */
 import { isPublicState } from './public-state.ts';
 
-/** A green badge turns grey this long after the check it shows (spec §3.3). */
+/** A green badge turns grey this long after the check it shows (docs/api.md §3.3). */
 export const BADGE_FRESH_MS = 72 * 3_600_000;
 
 /** How long a grey badge may be cached: a new check can turn it green at any time. */

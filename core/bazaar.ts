@@ -1,5 +1,5 @@
 /**
- * The daily bazaar check (spec §1.6, §4 `/bazaar.json`; docs/data-files.md): the top results of a discovery
+ * The daily bazaar check (docs/api.md §1.6, §4 `/bazaar.json`; docs/data-files.md): the top results of a discovery
  * search, each checked like the crawl, in the search's order, with the day's date.
  */
 import { type CrawlFacts, termsSideBySide } from './crawl-facts.ts';

@@ -1,5 +1,5 @@
 /**
- * The spending limit of the service's own known-answer calls (issue 8 item 2): `--budget-usd` is never exceeded,
+ * The spending limit of the service's own known-answer calls: `--budget-usd` is never exceeded,
  * and a payment that would exceed what is left is refused before anything is signed. Amounts are exact: USD and
  * atomic units meet on one integer scale (10^-18 USD), never as floats.
  */

@@ -1,7 +1,7 @@
 /**
- * The catalog lookup (spec §1.4, §2.8): the service's own paid calls to catalogued services, and their ranking by
+ * The catalog lookup (docs/api.md §1.4, §2.8): the service's own paid calls to catalogued services, and their ranking by
  * known-answer pass rate over each service's last n calls, then by price. Every tier ranks the same records with
- * this same function (spec §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
+ * this same function (docs/api.md §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
  */
 import { atomicToUsd, isAtomic, parseUsd } from './amount.ts';
 import { canonicalUsdc } from './networks.ts';
@@ -9,7 +9,7 @@ import { normalizeUrl } from './url.ts';
 
 /**
  * One of the service's own paid calls to a catalogued service: the receipt-level facts a lookup shows.
- * `endpoint_url` is normalized (spec §2.10); `price_atomic` is in the atomic units of `network`'s USDC.
+ * `endpoint_url` is normalized (docs/api.md §2.10); `price_atomic` is in the atomic units of `network`'s USDC.
  */
 export type PaidCallRecord = {
   service_id: string;
@@ -35,7 +35,7 @@ export type PaidCallRecord = {
   why: string | null;
 };
 
-/** One service in a lookup answer (spec §2.8 leaves the shape open; `docs/lookup.md` publishes it). */
+/** One service in a lookup answer (docs/api.md §2.8 leaves the shape open; `docs/lookup.md` publishes it). */
 export type CatalogEntry = {
   service_id: string;
   /** Endpoint URL of the newest call. */
@@ -73,9 +73,9 @@ export type RankOptions = {
   task: string | null;
   /** Canonical USD decimal (`parseUsd`); services whose current price is above it are left out. */
   maxPriceUsd: string | null;
-  /** Paid calls per service (spec §8: 1 to 20). */
+  /** Paid calls per service (docs/api.md §8: 1 to 20). */
   n: number;
-  /** Services per list (spec §8: 1 to 20). */
+  /** Services per list (docs/api.md §8: 1 to 20). */
   limit: number;
 };
 
@@ -133,7 +133,7 @@ export function newestFirst(a: PaidCallRecord, b: PaidCallRecord): number {
 }
 
 /**
- * Ranks services from their paid calls (spec §1.4): per service, its last `n` calls (for `task` when given);
+ * Ranks services from their paid calls (docs/api.md §1.4): per service, its last `n` calls (for `task` when given);
  * services where more than half of those calls failed on the seller's side go to `facts_only`, sorted by id;
  * the others go to `results`, sorted by known-answer pass rate (highest first, services without a checked answer
  * last), then current price (lowest first), then service id. `maxPriceUsd` filters both lists; `limit` cuts each.

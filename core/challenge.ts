@@ -1,5 +1,5 @@
 /**
- * Decoding a third party's HTTP 402 into a {@link Challenge} (x402-notes §2.6 and §9; design.md verdict rules 4
+ * Decoding a third party's HTTP 402 into a {@link Challenge} (docs/x402.md §2.6 and §9; docs/api.md §3.1 rules 4
  * and 5). The answer is hostile input: it goes through valibot, never a cast, and every failure is a value.
  *
  * Order, and the notes each path leaves in `Challenge.notes`:
@@ -194,7 +194,7 @@ function validateV1(json: unknown, where: 'header' | 'body'): Decoded {
       continue;
     }
     const { resource: url, description, mimeType } = parsed.output;
-    // v1 carries resource metadata per option; the first option speaks for the endpoint (x402-notes §2.2).
+    // v1 carries resource metadata per option; the first option speaks for the endpoint (docs/x402.md §2.2).
     if (i === 0 && (url ?? description ?? mimeType) !== null) resource = { url, description, mimeType };
     pushAccept(accepts, issues, { ...parsed.output, amount: parsed.output.maxAmountRequired }, at);
   }
@@ -227,7 +227,7 @@ function pushAccept(accepts: Accept[], issues: Issue[], a: CheckedAccept, at: st
       return;
     }
   }
-  // Own validBefore first, then extra's, then expiresAt at either level (x402-notes §2.6; expiry.ts uses it).
+  // Own validBefore first, then extra's, then expiresAt at either level (docs/x402.md §2.6; expiry.ts uses it).
   const stated = a.validBefore ?? inExtra.validBefore ?? a.expiresAt ?? inExtra.expiresAt ?? null;
   accepts.push({
     scheme: a.scheme,
@@ -244,7 +244,7 @@ function pushAccept(accepts: Accept[], issues: Issue[], a: CheckedAccept, at: st
 function findHeader(headers: Record<string, string>, name: string): unknown {
   if (headers === null || typeof headers !== 'object') return undefined;
   if (Object.hasOwn(headers, name)) return headers[name];
-  // Names should arrive lower-cased; tolerate a caller that forgot (x402-notes §9.5).
+  // Names should arrive lower-cased; tolerate a caller that forgot (docs/x402.md §9.5).
   const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
   return key === undefined ? undefined : headers[key];
 }

@@ -1,6 +1,6 @@
 /**
- * The shared check engine, pure part (issue 7 item 1): from one probe, the expectations and what came before, the
- * decision, the answer shapes of spec §2.1 (paid, exempt) and §2.4 (free, dry run) and the unsigned receipt. The
+ * The shared check engine, pure part: from one probe, the expectations and what came before, the
+ * decision, the answer shapes of docs/api.md §2.1 (paid, exempt) and §2.4 (free, dry run) and the unsigned receipt. The
  * live check (`api/`) and the crawl (`crawl/`) both assemble checks here, so a crawl receipt is a check receipt.
  * Everything with a side effect (probing, the clock, ids, signing, storage) happens in the callers.
  */
@@ -27,15 +27,15 @@ import { decide } from './verdict.ts';
 /** Everything one check is assembled from. */
 export type CheckInput = {
   outcome: ProbeOutcome;
-  /** The probe was reused from the 5-minute cache (spec §2.3 `cached`). */
+  /** The probe was reused from the 5-minute cache (docs/api.md §2.3 `cached`). */
   cached: boolean;
   cacheTtlS: number;
   request: CheckRequest;
   mode: 'live' | 'dry-run';
-  /** `self-checked` only for the service's own self-test client (design.md). */
+  /** `self-checked` only for the service's own self-test client (docs/api.md §2.1). */
   checkType: 'dry-run' | 'self-checked';
   listing: Listing | null;
-  /** Earlier observations of the endpoint, newest first; null when the store is unavailable (spec §2.1: then
+  /** Earlier observations of the endpoint, newest first; null when the store is unavailable (docs/api.md §2.1: then
    *  `history` and `history_observations` are null). */
   previous: Observation[] | null;
   now: Date;
@@ -52,13 +52,13 @@ export type CheckAssembly = {
   decision: Decision;
   /** This probe's observation; null when the probe was reused (it was recorded when it was made). */
   observation: Observation | null;
-  /** The paid-tier answer of spec §2.1, without `access` and the reputation the route adds. */
+  /** The paid-tier answer of docs/api.md §2.1, without `access` and the reputation the route adds. */
   full: CheckFullAnswer;
-  /** The free-tier answer of spec §2.4, without `access`. */
+  /** The free-tier answer of docs/api.md §2.4, without `access`. */
   free: CheckFreeAnswer;
   /** The receipt without `access`, `kid` and `signature`. */
   unsigned: Record<string, unknown> & { id: string; issued_at: string };
-  /** The receipt of a free or dry-run check: the free answer, never the paid detail (issue 9 item 1). */
+  /** The receipt of a free or dry-run check: the free answer, never the paid detail. */
   freeUnsigned: Record<string, unknown> & { id: string; issued_at: string };
 };
 
@@ -86,7 +86,7 @@ export function readOutcome(outcome: ProbeOutcome): { challenge: ChallengeResult
 
 /**
  * Assembles one check: decision, answers and unsigned receipt. A dry run is never an approval: no payment object
- * and no terms hash (spec §2.4).
+ * and no terms hash (docs/api.md §2.4).
  * @example const { full, free, unsigned } = assembleCheck({ outcome, cached: false, … })
  */
 export function assembleCheck(input: CheckInput): CheckAssembly {
@@ -129,7 +129,7 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
     full: { ...facts, history_observations: seen.known ? seen.observations : null },
     free,
     unsigned: { ...context, ...facts, ...tail },
-    // A receipt holds the answer its caller got (spec §2.6): the free answer (the reason by its code, as in every
+    // A receipt holds the answer its caller got (docs/api.md §2.6): the free answer (the reason by its code, as in every
     // receipt), what the public-state rule reads (where the expectation came from, the caller's own claim, whether
     // an expiry check was asked) and when the probe was made; never the paid detail (payment, quality, expiry block).
     freeUnsigned: {

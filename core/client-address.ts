@@ -1,5 +1,5 @@
 /**
- * Client addresses for the free quota (design.md "Free quota identity", docs/decisions.md "Access and quotas"):
+ * Client addresses for the free quota (docs/api.md §5.6, docs/decisions.md "Access and quotas"):
  * one canonical text per address, so `10.0.0.1:1000` and `[::ffff:10.0.0.1]` are the same client as `10.0.0.1`,
  * and the networks an address belongs to, so rotating nearby addresses meets a ceiling. Parsing is the SSRF
  * gate's (`core/ssrf.ts`): one parser for every address the service reads.

@@ -1,5 +1,5 @@
 /**
- * Confidence in a verdict (spec §2.1 `confidence`, design.md "Confidence").
+ * Confidence in a verdict (docs/api.md §2.1 `confidence`, docs/api.md §2.1).
  */
 
 /** Spec §2.1 `confidence`. */

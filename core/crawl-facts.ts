@@ -48,7 +48,7 @@ export type CrawlFacts = {
 };
 
 /**
- * The short hexadecimal id of a receipt (spec §2.6: "short hexadecimal ids also appear in the skip listing").
+ * The short hexadecimal id of a receipt (docs/api.md §2.6: "short hexadecimal ids also appear in the skip listing").
  * @example shortId('sc-aaaaaaaaaaaaaaaaaaaaaaaaaa') // 12 hex digits
  */
 export function shortId(receiptId: string): string {

@@ -1,5 +1,5 @@
 /**
- * What a crawl will probe (spec §2.10): the listings of every source, deduplicated by the `dedupe` rule (one
+ * What a crawl will probe (docs/api.md §2.10): the listings of every source, deduplicated by the `dedupe` rule (one
  * endpoint per normalized URL), each endpoint with the listing it is held to (none when its listings disagree,
  * `core/listing-dispute.ts`), the other sources that list it, and the `lists` / `listed_in` counts.
  */

@@ -1,5 +1,5 @@
 /**
- * Crawl summary statistics (spec §2.10; docs/data-files.md `summary.json`, `stats.json`): one summary per run,
+ * Crawl summary statistics (docs/api.md §2.10; docs/data-files.md `summary.json`, `stats.json`): one summary per run,
  * kept across runs for charts.
  */
 import type { CrawlFacts } from './crawl-facts.ts';

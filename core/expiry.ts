@@ -1,15 +1,15 @@
 /**
- * When a payment option stops being payable (design.md "Verdicts" rule 10, spec §2.2 `deadline_source`).
+ * When a payment option stops being payable (docs/api.md §3.1 rule 10, docs/api.md §2.2 `deadline_source`).
  *
  * Predicates fail closed: an expiry that is not a valid date counts as already expired.
  */
 import type { Accept, ExpiryCheck } from './model.ts';
 import { BASE, isCanonicalUsdc } from './networks.ts';
 
-/** Where an option's expiry came from (spec §2.2 `deadline_source`). */
+/** Where an option's expiry came from (docs/api.md §2.2 `deadline_source`). */
 export type ExpirySource = 'validBefore' | 'maxTimeoutSeconds' | 'default_60s';
 
-/** Used when the option states neither its own expiry nor `maxTimeoutSeconds` (spec §8). */
+/** Used when the option states neither its own expiry nor `maxTimeoutSeconds` (docs/api.md §8). */
 export const DEFAULT_DEADLINE_S = 60;
 
 /**
@@ -29,13 +29,13 @@ export function optionExpiry(option: Accept, probedAt: Date): { at: Date; source
   return { at: new Date(probedAt.getTime() + DEFAULT_DEADLINE_S * 1000), source: 'default_60s' };
 }
 
-/** True for an option on Base in Base's canonical USDC: the only options the expiry check judges (spec §3.1). */
+/** True for an option on Base in Base's canonical USDC: the only options the expiry check judges (docs/api.md §3.1). */
 export function isBaseUsdc(option: Accept): boolean {
   return option.network === BASE && isCanonicalUsdc(BASE, option.asset);
 }
 
 /**
- * The expiry check of spec §3.1: over the Base USDC options only, `expired` is true when every one of them
+ * The expiry check of docs/api.md §3.1: over the Base USDC options only, `expired` is true when every one of them
  * expires at or before `now + skewS` seconds. With no Base USDC option there is nothing to judge and
  * `expired` is false (the verdict rules have already refused a challenge without a payable option). An
  * invalid date, skew or clock counts as expired.

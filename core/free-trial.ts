@@ -1,5 +1,5 @@
 /**
- * Free-trial headers (design.md "Verdicts" rule 3; docs/decisions.md "Free-trial headers").
+ * Free-trial headers (docs/api.md §3.1 rule 3; docs/decisions.md "Free-trial headers").
  *
  * x402 has no standard free-trial signal; these are the ad-hoc headers sellers use. A recognized header is a
  * trial announced, unless its value says the trial is over: a count of 0, `used/total` with nothing left, a

@@ -1,5 +1,5 @@
 /**
- * Observations of an endpoint's live terms and their summary (spec §2.1 `history_observations`, `history`,
+ * Observations of an endpoint's live terms and their summary (docs/api.md §2.1 `history_observations`, `history`,
  * `pay_to_changed`).
  */
 import type { Decision, HistorySummary, Observation, ProbeOutcome } from './model.ts';

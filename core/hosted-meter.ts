@@ -1,5 +1,5 @@
 /**
- * Hosted usage per integrator and UTC month (spec §2.5, §8). Like the free quota (`core/quota.ts`), a use is
+ * Hosted usage per integrator and UTC month (docs/api.md §2.5, §8). Like the free quota (`core/quota.ts`), a use is
  * reserved synchronously, before any await, so concurrent calls get consecutive call numbers and exact bands; a
  * use is released when no answer was given. The durable record of each use is the journal (`io/hosted-usage.ts`),
  * replayed into {@link HostedMeter.restore} at start-up.

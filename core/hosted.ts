@@ -1,11 +1,11 @@
 /**
- * Hosted mode's published numbers and the band rule (spec §2.5, §8; design.md "Hosted bands"): per integrator and
+ * Hosted mode's published numbers and the band rule (docs/api.md §2.5, §8; docs/api.md §5.4): per integrator and
  * calendar month (UTC), checks 1 to 1,000 are `free_allowance` (0), 1,001 to 2,000 `standard` (20000 atomic USDC
  * each), from 2,001 `volume` (10000 each). Amounts are atomic USDC as bigint, never floats.
  */
 
 export const HOSTED = {
-  /** Checks per minute per key (spec §8). */
+  /** Checks per minute per key (docs/api.md §8). */
   ratePerMinute: 120,
   freeAllowance: 1000,
   standardUpTo: 2000,

@@ -70,8 +70,8 @@ export function wholeNumberField(min: number, max: number) {
   ]);
 }
 
-/** `skew_s` of the expiry check (spec §8: 0 to 300 seconds). */
+/** `skew_s` of the expiry check (docs/api.md §8: 0 to 300 seconds). */
 export const SkewSecondsField = wholeNumberField(0, 300);
 
-/** Lookup `n` and `limit` (spec §8: 1 to 20). */
+/** Lookup `n` and `limit` (docs/api.md §8: 1 to 20). */
 export const LookupCountField = wholeNumberField(1, 20);

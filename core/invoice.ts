@@ -1,5 +1,5 @@
 /**
- * Monthly hosted invoices (spec §1.8, §8; issue 9): one per integrator and month, lines per band, the total in USDC
+ * Monthly hosted invoices (docs/api.md §1.8, §8): one per integrator and month, lines per band, the total in USDC
  * on Base payable to the service wallet, and the pay link with its random token. Uses of earlier months that reached
  * the usage after those months were invoiced are billed here too (`earlier_months`, `core/late-uses.ts`). The invoice
  * is data; signing, files and the PDF are `io/`'s.

@@ -1,5 +1,5 @@
 /**
- * RFC 8785 (JCS) canonical JSON: the exact bytes a receipt signature covers (spec §2.6).
+ * RFC 8785 (JCS) canonical JSON: the exact bytes a receipt signature covers (docs/api.md §2.6).
  *
  * Serialization is delegated to the `canonicalize` package; this module first rejects every value that is
  * not I-JSON (RFC 7493) or that `canonicalize`/`JSON.stringify` would silently rewrite, so that what we sign

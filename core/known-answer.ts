@@ -1,5 +1,5 @@
 /**
- * Judging what a paid call delivered (spec §1.4): delivered yes/no and the task's known answer pass/fail, with a
+ * Judging what a paid call delivered (docs/api.md §1.4): delivered yes/no and the task's known answer pass/fail, with a
  * stable code saying why not. Pure: the caller reads the body (bounded, `MAX_ANSWER_BYTES`) and passes its text.
  *
  * Delivered means the seller answered 2xx with a JSON body. An empty body, a 4xx/5xx after payment, or text that is

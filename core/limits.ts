@@ -1,5 +1,5 @@
 /**
- * The published limits of spec §8, in one place: the rules document and the README quote these.
+ * The published limits of docs/api.md §8, in one place: the rules document and the README quote these.
  */
 export const LIMITS = {
   freeChecksPerDay: 5,

@@ -1,5 +1,5 @@
 /**
- * The pages listing sources answer, read leniently item by item (x402-notes §6.2, §6.3): a bad item is refused
+ * The pages listing sources answer, read leniently item by item (docs/x402.md §6.2, §6.3): a bad item is refused
  * and counted, never fatal; a page that is not the expected shape at all is a failure the adapter reports.
  *
  * - x402 discovery list (`GET <base>/discovery/resources`, CDP and PayAI): `{ items: [...], pagination }` with v2
@@ -60,7 +60,7 @@ const SearchShape = v.looseObject({
   resources: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)),
 });
 
-/** Reads a discovery search answer (`GET <base>/discovery/search`: `{ resources: [...] }`, x402-notes §6.2). */
+/** Reads a discovery search answer (`GET <base>/discovery/search`: `{ resources: [...] }`, docs/x402.md §6.2). */
 export function parseSearchPage(value: unknown, source: string): ({ ok: true } & PageItems) | Failure {
   const page = v.safeParse(SearchShape, value);
   if (page.success)
@@ -142,7 +142,7 @@ function x402scanListing(item: unknown, source: string) {
   if (!parsed.success) return { ok: false as const, message: 'not an object with a resource' };
   const it = parsed.output;
   const accepts = Array.isArray(it.accepts) ? it.accepts : [];
-  // x402scan's maxAmountRequired is a decimal USD number, not atomic units (x402-notes §6.3).
+  // x402scan's maxAmountRequired is a decimal USD number, not atomic units (docs/x402.md §6.3).
   const options = listedOptions(
     accepts.map((a) => (isRecord(a) ? { ...a, maxAmountRequired: undefined } : a)),
   );

@@ -16,7 +16,7 @@ const Record = v.strictObject({
   url: v.string(),
   method: v.optional(v.picklist(['GET', 'POST']), 'GET'),
   price_usd: v.optional(v.nullable(v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000)))),
-  // Signed into receipts as `expected_*`: nothing invisible or reordering (issue 12 item 9).
+  // Signed into receipts as `expected_*`: nothing invisible or reordering.
   network: v.optional(v.nullable(identifier(64))),
   asset: v.optional(v.nullable(identifier(128))),
   pay_to: v.optional(v.nullable(identifier(128))),

@@ -5,7 +5,7 @@ import type { QualityCode, Reason, Verdict } from './reasons.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 
-/** One payment option of a challenge, normalized from v1 or v2 (x402-notes §2.2, §2.6 step 4). */
+/** One payment option of a challenge, normalized from v1 or v2 (docs/x402.md §2.2, §2.6 step 4). */
 export type Accept = {
   scheme: string;
   /** CAIP-2 (`eip155:8453`); v1 names such as `base` are mapped, unknown names kept as sent. */
@@ -74,7 +74,7 @@ export type Listing = {
   source: string;
 };
 
-/** One observation of an endpoint's live terms (spec §2.1 `history_observations`). */
+/** One observation of an endpoint's live terms (docs/api.md §2.1 `history_observations`). */
 export type Observation = {
   observed_at: string;
   http_status: number | null;
@@ -93,7 +93,7 @@ export type HistorySummary = {
   drift: boolean | null;
 };
 
-/** What the caller expects, from the request (spec §4 endpoint-spot-check parameters). */
+/** What the caller expects, from the request (docs/api.md §4 endpoint-spot-check parameters). */
 export type CheckRequest = {
   url: string;
   method: HttpMethod;
@@ -115,7 +115,7 @@ export type ExpiryCheck = {
   expired: boolean;
 };
 
-/** The pure decision over one probe (design.md "Verdicts"). */
+/** The pure decision over one probe (docs/api.md §3.1). */
 export type Decision = {
   verdict: Verdict;
   reason: Reason;

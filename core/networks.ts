@@ -11,7 +11,7 @@ import { SDK_MAINNET_USDC, SDK_V1_CHAIN_IDS } from './_sdk-networks.ts';
 
 export const BASE = 'eip155:8453';
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
-/** Solana mainnet (CAIP-2) and its USDC mint; x402-notes §2.3 and §3.2. */
+/** Solana mainnet (CAIP-2) and its USDC mint; docs/x402.md §2.3 and §3.2. */
 export const SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 

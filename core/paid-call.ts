@@ -1,8 +1,8 @@
 /**
- * The receipt of one of the service's own known-answer calls (spec §1.4, issue 8 item 2), pure: what was paid, to
+ * The receipt of one of the service's own known-answer calls (docs/api.md §1.4), pure: what was paid, to
  * whom, the settlement transaction, delivered yes/no, the known answer pass/fail and why. It is a receipt like any
  * other (signed by the caller with `signReceipt`, served at `/v1/receipts/{id}`), labelled `check_type`
- * `self-checked` (design.md: only the service's own test client), and names the check that approved the payment.
+ * `self-checked` (docs/api.md §2.1: only the service's own test client), and names the check that approved the payment.
  */
 import { atomicToUsd, isAtomic } from './amount.ts';
 import { type PaidCallRecord, paidCallRecord } from './catalog.ts';

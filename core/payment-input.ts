@@ -1,5 +1,5 @@
 /**
- * Input of the payment-status check (spec §4 `payment-status`, §7 400 codes): the JSON body of a POST or the
+ * Input of the payment-status check (docs/api.md §4 `payment-status`, §7 400 codes): the JSON body of a POST or the
  * query of a GET, validated and reduced to one {@link PaymentStatusQuery}.
  *
  * Decisions (spec silent): an unknown member is ignored; `null` and `''` count as absent (an empty query
@@ -57,7 +57,7 @@ export type PaymentStatusQuery = {
   ref: string | null;
 };
 
-/** Stable 400 codes of spec §7; never rename one. */
+/** Stable 400 codes of docs/api.md §7; never rename one. */
 export const PAYMENT_INPUT_CODES = [
   'missing_reference',
   'bad_payload',
@@ -84,7 +84,7 @@ export type PaymentInputResult =
 
 /**
  * True when the request names nothing Spotcheck knows: no body or query, or only unknown or empty members. The
- * route answers such a request 402 with the payment requirement (spec §4: "A bare request … answers 402").
+ * route answers such a request 402 with the payment requirement (docs/api.md §4: "A bare request … answers 402").
  *
  * @example isBareRequest({}) // true; isBareRequest({ tx_hash: '' }) // true; isBareRequest({ client: 'a' }) // false
  */
@@ -96,7 +96,7 @@ export function isBareRequest(raw: unknown): boolean {
 }
 
 /**
- * Validates a payment-status request (POST body or GET query) into a query, or a spec §7 400 code.
+ * Validates a payment-status request (POST body or GET query) into a query, or a docs/api.md §7 400 code.
  *
  * @example parsePaymentStatusInput({ tx_hash: '0x' + 'ab'.repeat(32) }) // { ok: true, value: { source: 'tx_hash', … } }
  */
@@ -139,7 +139,7 @@ function labelsOf(body: Body): Labels {
 
 /** The network and asset the caller names, then the decoded payment payload (null when none was sent). */
 function payloadOf(body: Body): Step<DecodedPayload | null> {
-  // Explicit network and asset first: they say what the caller believes, whatever else is wrong (spec §5.3).
+  // Explicit network and asset first: they say what the caller believes, whatever else is wrong (docs/api.md §5.3).
   if (body.network != null && normalizeNetwork(body.network) !== BASE) {
     return fail('unsupported_network', 'only Base (eip155:8453) authorizations can be checked');
   }

@@ -1,5 +1,5 @@
 /**
- * Payment status rules (spec §2.7, §3.2; design.md "Payment status"): what the chain evidence of two or more
+ * Payment status rules (docs/api.md §2.7, §3.2; docs/api.md §3.2): what the chain evidence of two or more
  * RPC sources says about one EIP-3009 authorization, and whether signing a new payment is safe.
  *
  * Policies (spec silent, written down here and in the rules document):
@@ -8,7 +8,7 @@
  * - A source whose head is below the block of an event another source found has not seen that block yet: it
  *   neither agrees nor disagrees. Any other contradiction between sources gives `unknown`.
  * - Sources are independent when their names differ; the operator configures distinct providers.
- * - A `valid_before` sent beside `from` and `nonce` is trusted as spec §4 says; `cannot_know` says so.
+ * - A `valid_before` sent beside `from` and `nonce` is trusted as docs/api.md §4 says; `cannot_know` says so.
  *
  * The answer shapes are in `_payment-status-answer.ts`, the evidence in `_payment-evidence.ts` and `terms_match`
  * in `_payment-terms-match.ts`.

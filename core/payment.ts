@@ -1,5 +1,5 @@
 /**
- * The payment object of a `pay` answer (spec §2.2) and the payment-terms hash (spec §2.1).
+ * The payment object of a `pay` answer (docs/api.md §2.2) and the payment-terms hash (docs/api.md §2.1).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
@@ -51,7 +51,7 @@ export function buildPayment(option: Accept, probedAt: Date): PaymentObject {
 }
 
 /**
- * The USD price of an option (spec §2.1 `quoted_price_usd`, `history_observations[].price_usd`): its atomic
+ * The USD price of an option (docs/api.md §2.1 `quoted_price_usd`, `history_observations[].price_usd`): its atomic
  * amount in the decimals of its network's canonical USDC, and null for any other asset (units are never
  * guessed: 1 DAI is 10^18 atomic units, which USDC decimals would read as 10^12 USD), an unknown network or an
  * amount that is not atomic.

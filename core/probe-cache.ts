@@ -1,5 +1,5 @@
 /**
- * Probe reuse (spec §2.3 `cached`/`cache_ttl_s`, §8 "Probe reuse: 5 minutes per normalized URL and method"), keyed
+ * Probe reuse (docs/api.md §2.3 `cached`/`cache_ttl_s`, §8 "Probe reuse: 5 minutes per normalized URL and method"), keyed
  * on the URL as requested (see {@link probeKey}).
  * One probe per key at a time: concurrent callers share the one in flight, so a burst of checks of the same URL
  * costs the target one request and every caller sees the same answer.
@@ -37,7 +37,7 @@ export type ProbeCacheOptions = {
 
 /**
  * The cache key of one probe: method and the URL exactly as requested (`parseTargetUrl(...).url.href`), not the
- * spec §2.10 dedupe form: `/paid` and `/paid/`, or `?a=1&b=2` and `?b=2&a=1`, are different requests to a strict
+ * docs/api.md §2.10 dedupe form: `/paid` and `/paid/`, or `?a=1&b=2` and `?b=2&a=1`, are different requests to a strict
  * server, so one must never answer for the other (docs/decisions.md "Probe reuse").
  *
  * @example probeKey('https://api.example/x', 'GET') // 'GET https://api.example/x'

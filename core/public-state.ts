@@ -7,7 +7,7 @@
  * itself: a live check (never a dry run) whose expectation came from the listing or from nowhere (never from the
  * request's `pay_to` or `network`), with no `claimed_price` and no expiry check (the caller picks its skew), and whose
  * probe was not answered 405 (a method the endpoint does not serve says nothing about the endpoint). The tier does
- * not matter: free, paid and exempt checks run the same code (spec §1).
+ * not matter: free, paid and exempt checks run the same code (docs/api.md §1).
  *
  * And it counts only for the one form of its endpoint it was requested in ({@link PublicForm}): a strict seller
  * answers 404 to a trailing slash or to a method it does not sell, so a check of such a variant says nothing about

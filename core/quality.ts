@@ -1,12 +1,12 @@
 /**
- * Quality of the unpaid 402 (spec §2.1 `quality`): how well the target follows x402, judged against what
+ * Quality of the unpaid 402 (docs/api.md §2.1 `quality`): how well the target follows x402, judged against what
  * the official SDK client accepts. Metadata only: it never changes a verdict or a reason code.
  */
 import { parsePaymentRequired } from '@x402/core/schemas';
 import { decodeBase64Utf8 } from './base64.ts';
 import type { ChallengeResult, ProbeOutcome, ProbeResponse, Quality } from './model.ts';
 
-/** The SDK's own base64 gate for `PAYMENT-REQUIRED` (standard alphabet only, x402-notes §0 fact 3). */
+/** The SDK's own base64 gate for `PAYMENT-REQUIRED` (standard alphabet only, docs/x402.md §0.3). */
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** `application/json` and `+json` types such as `application/problem+json`, parameters allowed. */
 const JSON_TYPE = /^application\/(?:[a-z0-9.-]+\+)?json\s*(?:;|$)/i;

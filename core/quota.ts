@@ -1,5 +1,5 @@
 /**
- * Free-tier counters per UTC day (spec §8, design.md "Free quota identity").
+ * Free-tier counters per UTC day (docs/api.md §8, docs/api.md §5.6).
  *
  * A reservation is taken synchronously, before any await, so concurrent requests are counted exactly: with a
  * limit of 5, a hundred parallel calls give five reservations and ninety-five refusals. A reservation is

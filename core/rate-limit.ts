@@ -1,5 +1,5 @@
 /**
- * The hosted rate limit (spec §8: 120 checks per minute per key) as a sliding window: a call is allowed when fewer
+ * The hosted rate limit (docs/api.md §8: 120 checks per minute per key) as a sliding window: a call is allowed when fewer
  * than `limit` calls of the same key were allowed in the last `windowSeconds`. The decision comes with the header
  * values of the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy` and `RateLimit`,
  * structured fields) and, when refused, `Retry-After`. Pure: the clock comes in as a parameter.

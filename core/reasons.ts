@@ -1,5 +1,5 @@
 /**
- * Verdict reason codes (spec §2.1, §3.1). Published in receipts and the rules document: never rename one.
+ * Verdict reason codes (docs/api.md §2.1, §3.1). Published in receipts and the rules document: never rename one.
  *
  * The `reason_code` of an answer is the same snake_case code as `reason`; the free tier answers `reason` in
  * plain words (see {@link reasonText}) and keeps the code in `reason_code`.
@@ -53,7 +53,7 @@ export function isReason(value: unknown): value is Reason {
   return typeof value === 'string' && (REASONS as readonly string[]).includes(value);
 }
 
-/** Quality codes of the unpaid 402 (spec §2.1 `quality.code`). Metadata only: never changes a verdict. */
+/** Quality codes of the unpaid 402 (docs/api.md §2.1 `quality.code`). Metadata only: never changes a verdict. */
 export const QUALITY_CODES = [
   'quality_ok',
   'quality_unverified',

@@ -1,10 +1,10 @@
 /**
- * Receipts (spec §2.6): public ids, the signing input, signing through an injected signer, badge snippets.
+ * Receipts (docs/api.md §2.6): public ids, the signing input, signing through an injected signer, badge snippets.
  * Pure: randomness and the Ed25519 key come in as parameters (the key lives in `io/keys.ts`).
  */
 import { canonicalBytes, canonicalJson } from './jcs.ts';
 
-/** Id prefixes: `sc-` for checks, `ps-` for payment-status receipts (spec §2.6). */
+/** Id prefixes: `sc-` for checks, `ps-` for payment-status receipts (docs/api.md §2.6). */
 export type ReceiptIdPrefix = 'sc-' | 'ps-';
 
 /** Signs bytes with Ed25519 (a 64-byte signature); `kid` names the public key in the JWKS. */
@@ -51,7 +51,7 @@ export function signingInput(receipt: object): Uint8Array {
 }
 
 /**
- * Adds `kid` and an Ed25519 `signature` (base64url, no padding, spec §2.6) to a receipt. A `signature`
+ * Adds `kid` and an Ed25519 `signature` (base64url, no padding, docs/api.md §2.6) to a receipt. A `signature`
  * already present in `unsigned` is replaced, never signed over.
  * @example signReceipt({ id: 'sc-…', verdict: 'pay' }, signer) // { id, verdict, kid, signature }
  */
@@ -126,7 +126,7 @@ export function signCanonical<T extends object>(
 export type BadgeInput = { baseUrl: string; host: string; receiptUrl: string; verdict: string };
 
 /**
- * Markdown and HTML that show the host's status badge and link to the receipt (spec §2.6, §3.3).
+ * Markdown and HTML that show the host's status badge and link to the receipt (docs/api.md §2.6, §3.3).
  * URLs must be http(s); every value is escaped for its context (URL path, Markdown, HTML attribute).
  * @example badgeSnippets({ baseUrl: 'https://s.example', host: 'api.example', receiptUrl: 'https://s.example/r/sc-…', verdict: 'pay' })
  */

@@ -1,5 +1,5 @@
 /**
- * The replay guard's port (issue 10): what the seller asks of it, the same for the in-memory guard
+ * The replay guard's port: what the seller asks of it, the same for the in-memory guard
  * (`api/x402/_replay.ts`, one process) and the shared one (`io/postgres-replay.ts`, every instance).
  */
 

@@ -1,5 +1,5 @@
 /**
- * Seller host reputation, 0 to 100 (spec §2.1 `reputation`), from the service's own evidence only: its unpaid
+ * Seller host reputation, 0 to 100 (docs/api.md §2.1 `reputation`), from the service's own evidence only: its unpaid
  * observations of the host's endpoints, its check receipts, and its own paid calls. The formula is published in
  * the rules document through {@link REPUTATION_FORMULA}; reputation is metadata and never changes a verdict.
  */
@@ -67,7 +67,7 @@ const HONEST = new Set(['price_ok', 'price_below_listing']);
 /** Mismatches against the seller's own listing; a caller's expectation can be wrong, so those do not count. */
 const LISTING_MISMATCH = new Set(['pay_to_mismatch', 'price_mismatch']);
 
-/** The formula in plain words and weights, for the rules document (spec §4 `/rules`). */
+/** The formula in plain words and weights, for the rules document (docs/api.md §4 `/rules`). */
 export const REPUTATION_FORMULA = {
   version: 1,
   summary:
@@ -189,7 +189,7 @@ export type ReputationSource = {
 
 /**
  * `deps.reputation` of the app: the reputation of the host of a checked URL, or null when the store fails
- * (spec §2.1: "Null when the store is unavailable").
+ * (docs/api.md §2.1: "Null when the store is unavailable").
  * @example const lookup = createReputationLookup({ source: store, now: () => new Date() }); await lookup({ url })
  */
 export function createReputationLookup(options: {
@@ -249,7 +249,7 @@ export function createReputationLookup(options: {
 function stablePairs(observations: readonly HostObservation[]): { stable: number; total: number } {
   const byEndpoint = new Map<string, HostObservation[]>();
   for (const item of observations) {
-    // Observations without terms neither break nor start a run (spec §2.1 `history`).
+    // Observations without terms neither break nor start a run (docs/api.md §2.1 `history`).
     if (!hasTerms(item)) continue;
     const list = byEndpoint.get(item.endpoint) ?? [];
     list.push(item);

@@ -258,10 +258,10 @@ export function lookupInputSchema(options: { tasks?: readonly string[]; requireR
   );
 }
 
-/** Query of `GET /v1/lookup` and `GET /v1/lookup/paid` (spec §4); the `lookup` tool. */
+/** Query of `GET /v1/lookup` and `GET /v1/lookup/paid` (docs/api.md §4); the `lookup` tool. */
 export const LookupInputSchema = lookupInputSchema();
 
-/** Query or body of `/v1/products/payment-status` (spec §4); the `payment_status` tool. */
+/** Query or body of `/v1/products/payment-status` (docs/api.md §4); the `payment_status` tool. */
 export { PaymentStatusInputSchema };
 
 /** Query of `GET /v1/receipts` (paging chosen in `api/routes/receipts.ts`). */
@@ -304,7 +304,7 @@ export const VerifyReceiptRequestSchema = v.looseObject({
   ),
 });
 
-/** Query of `GET /v1/skips` and `/v1/skips.json` (spec §4: page size 500). */
+/** Query of `GET /v1/skips` and `/v1/skips.json` (docs/api.md §4: page size 500). */
 export const SkipsQuerySchema = v.looseObject({
   page: maybe(
     coded(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,6}$/)), {

@@ -1,5 +1,5 @@
 /**
- * The rules document (spec §4 `/rules.json`, docs/data-files.md): every reason code with its plain words and
+ * The rules document (docs/api.md §4 `/rules.json`, docs/data-files.md): every reason code with its plain words and
  * verdict, the verdict rules in the order they are tried, the supported mainnets and their USDC, the confidence
  * rules, quality codes, free-trial headers, the reputation formula, hosted bands, the limits and how known answers
  * are judged. Built from the constants the checks themselves use, so it cannot drift from them. The API serves it;
@@ -21,7 +21,7 @@ import { CRAWL_METHOD, DEDUPE_RULE, SKIP_PAGE_SIZE } from './skip-listing.ts';
 /** Spec §9: the API description version. */
 export const API_VERSION = '0.42.1';
 
-/** The verdict each reason code comes with (spec §3.1). */
+/** The verdict each reason code comes with (docs/api.md §3.1). */
 export const REASON_VERDICT: Record<Reason, Verdict> = {
   price_ok: 'pay',
   price_below_listing: 'pay',
@@ -40,7 +40,7 @@ export const REASON_VERDICT: Record<Reason, Verdict> = {
   challenge_expired: 'skip',
 };
 
-/** design.md "Verdicts", in the order the rules are tried. */
+/** docs/api.md §3.1, in the order the rules are tried. */
 const VERDICT_RULES: ReadonlyArray<{ reason_codes: Reason[]; rule: string }> = [
   {
     reason_codes: ['ssrf_blocked'],
@@ -98,7 +98,7 @@ const QUALITY_TEXT: Record<(typeof QUALITY_CODES)[number], string> = {
   quality_unreachable: 'No answer: blocked, timed out or unreachable.',
 };
 
-/** Hosted bands per integrator and UTC month (design.md "Hosted bands"; spec §8), from the numbers metering uses. */
+/** Hosted bands per integrator and UTC month (docs/api.md §5.4; docs/api.md §8), from the numbers metering uses. */
 const HOSTED_BANDS = [
   { band: 'free_allowance', from_check: 1, to_check: HOSTED.freeAllowance, price: 0n },
   {

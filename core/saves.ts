@@ -1,5 +1,5 @@
 /**
- * The saves list (spec §1.6, §4 `/saves.json`; docs/data-files.md): endpoints of the last 30 days whose live 402
+ * The saves list (docs/api.md §1.6, §4 `/saves.json`; docs/data-files.md): endpoints of the last 30 days whose live 402
  * asked more, paid another wallet or used another network than their listing, with the receipt redacted of
  * anything about who asked. Each run's list carries the previous run's entries still inside the window, so the
  * list spans runs without reading them all.

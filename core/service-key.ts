@@ -1,5 +1,5 @@
 /**
- * Hosted keys (spec §5.4, design.md "Keys"): `sck_live_<id>_<secret>`. Only a hash of the secret is stored and a
+ * Hosted keys (docs/api.md §5.4, docs/api.md §5.4): `sck_live_<id>_<secret>`. Only a hash of the secret is stored and a
  * presented secret is compared in constant time. Pure: the random bytes of a new key come in as a parameter.
  */
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -1,5 +1,5 @@
 /**
- * The skip listing of spec §2.10 (docs/data-files.md `skips/<page>.json`): pages of 500 skip records of one run,
+ * The skip listing of docs/api.md §2.10 (docs/data-files.md `skips/<page>.json`): pages of 500 skip records of one run,
  * with every top-level member of the spec.
  */
 import type { CrawlFacts } from './crawl-facts.ts';
@@ -25,7 +25,7 @@ export const CRAWL_METHOD =
 /** Reasons where the live 402 differed from the listing it was held to. */
 export const MISMATCH_REASONS = new Set(['price_mismatch', 'pay_to_mismatch', 'network_mismatch']);
 
-/** One skip record of spec §2.10, members in the spec's order. */
+/** One skip record of docs/api.md §2.10, members in the spec's order. */
 export type SkipRecord = {
   id: string;
   url: string;
@@ -81,7 +81,7 @@ export function buildSkipPages(
         url: check,
         example: `${check}?url=${encodeURIComponent(example?.url ?? 'https://seller.example/paid')}`,
         example_response: example === null ? null : freeAnswerOf(example),
-        // biome-ignore lint/suspicious/noThenProperty: spec §2.10 names this member `then`.
+        // biome-ignore lint/suspicious/noThenProperty: docs/api.md §2.10 names this member `then`.
         then: '5 free checks per client per UTC day; then USD 0.02 per check, paid with x402 (USDC on Base).',
       },
       endpoints_covered: summary.endpoints_covered,
@@ -117,7 +117,7 @@ export function buildSkipPages(
   return out;
 }
 
-/** The skip record of one probe (spec §2.10 table); unknown strings are `""`, no HTTP answer is status 0. */
+/** The skip record of one probe (docs/api.md §2.10 table); unknown strings are `""`, no HTTP answer is status 0. */
 export function skipRecordOf(f: CrawlFacts): SkipRecord {
   return {
     id: f.short_id,
@@ -142,7 +142,7 @@ export function skipRecordOf(f: CrawlFacts): SkipRecord {
   };
 }
 
-/** The free-tier answer (spec §2.4) a check of this endpoint gave. */
+/** The free-tier answer (docs/api.md §2.4) a check of this endpoint gave. */
 function freeAnswerOf(f: CrawlFacts) {
   return {
     verdict: f.verdict,

@@ -1,5 +1,5 @@
 /**
- * What a listing source says about one endpoint (spec §2.10, issue 7 item 2): the listing the crawl checks the
+ * What a listing source says about one endpoint (docs/api.md §2.10): the listing the crawl checks the
  * live 402 against (price, wallet, network) and how to call the endpoint (method, example parameters).
  * Pure: the adapters in `crawl/sources/` fetch, the parsers here read. Everything a source sends is hostile.
  */
@@ -10,11 +10,11 @@ import { optionPriceUsd } from './payment.ts';
 import { isPlainIdentifier } from './text.ts';
 import { parseTargetUrl } from './url.ts';
 
-/** Example parameters a listing gives, used only when the bare URL answered 4xx (spec §2.10). */
+/** Example parameters a listing gives, used only when the bare URL answered 4xx (docs/api.md §2.10). */
 export type ListingExample = { query: Record<string, string> | null; body: unknown };
 
 /** One endpoint named by a source, normalized (absent values are null); `source` is the name it counts for in
- *  `lists` and `listed_in`, `urlNorm` the `dedupe` normalization of spec §2.10. `firstParty` is set only by the
+ *  `lists` and `listed_in`, `urlNorm` the `dedupe` normalization of docs/api.md §2.10. `firstParty` is set only by the
  *  `/.well-known/x402` source, for a URL of the document's own origin (`core/listing-dispute.ts`). */
 export type SourceListing = Listing & {
   urlNorm: string;
@@ -102,13 +102,13 @@ export function stringOf(value: unknown, max: number): string | null {
     : null;
 }
 
-/** `GET`/`POST` in any case; anything else (or nothing) is GET, the bare probe of spec §2.10. */
+/** `GET`/`POST` in any case; anything else (or nothing) is GET, the bare probe of docs/api.md §2.10. */
 export function methodOf(value: unknown): HttpMethod {
   return typeof value === 'string' && value.toUpperCase() === 'POST' ? 'POST' : 'GET';
 }
 
 /**
- * Example parameters from a bazaar `info.input` (x402-notes §6.1) or a v1 `outputSchema.input`: string-valued
+ * Example parameters from a bazaar `info.input` (docs/x402.md §6.1) or a v1 `outputSchema.input`: string-valued
  * `queryParams` become the query, `body` is kept as given. Null when there is neither.
  */
 export function exampleOf(input: unknown): ListingExample | null {

@@ -1,5 +1,5 @@
 /**
- * The address rules of the SSRF gate (conventions §3 item 9, spec §2.10 "gated against server-side request
+ * The address rules of the SSRF gate (CONTRIBUTING.md "SSRF gate", docs/api.md §2.10 "gated against server-side request
  * forgery"). Pure: IP parsing is done here, by hand, so that core/ needs no `node:net`.
  *
  * Policy, in one place:

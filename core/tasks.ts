@@ -1,5 +1,5 @@
 /**
- * The task catalog (spec §1.4): what the service's own known-answer calls ask each candidate endpoint, and how the
+ * The task catalog (docs/api.md §1.4): what the service's own known-answer calls ask each candidate endpoint, and how the
  * answer is judged. `data/tasks.json` is the checked-in catalog; `npm run known-answers -- --tasks` takes any file
  * of the same shape, published in `data/README.md`. A task draws fresh inputs for every call (`core/task-inputs.ts`)
  * and checks exact fields of the answer against values computed from them (`core/answer-checks.ts`), so no answer

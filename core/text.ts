@@ -1,5 +1,5 @@
 /**
- * Text that reaches a signed receipt from outside (issue 12 items 3 and 9): what a reader sees must be what was
+ * Text that reaches a signed receipt from outside: what a reader sees must be what was
  * signed. One rule for caller labels on every route, and one test for the characters that hide or reorder text.
  */
 import * as v from 'valibot';

@@ -1,5 +1,5 @@
 /**
- * Target URLs: what a caller may ask Spotcheck to probe, and the `dedupe` normalization of spec §2.10 that keys
+ * Target URLs: what a caller may ask Spotcheck to probe, and the `dedupe` normalization of docs/api.md §2.10 that keys
  * the probe cache, the history of an endpoint and the skip listing.
  */
 
@@ -13,7 +13,7 @@ export type ParsedTargetUrl =
 /**
  * Parses a caller-supplied target URL: absolute `http:`/`https:` with a host, at most 2048 characters.
  *
- * A URL with userinfo (`user:pw@`) is refused here (issue 12 item 8): the gate would refuse it anyway, and a
+ * A URL with userinfo (`user:pw@`) is refused here: the gate would refuse it anyway, and a
  * verdict would publish the credentials in a receipt, the receipt list and the by-url index. Private addresses
  * and odd ports pass on purpose: the SSRF gate (`core/ssrf.ts`) refuses them and must see them to say so.
  *
@@ -45,7 +45,7 @@ export function parseTargetUrl(input: string): ParsedTargetUrl {
 }
 
 /**
- * The `dedupe` rule of spec §2.10: lower-case scheme and host, no default port, no fragment, no trailing slash
+ * The `dedupe` rule of docs/api.md §2.10: lower-case scheme and host, no default port, no fragment, no trailing slash
  * (the root too), query sorted by key, and no userinfo. Everything else (path case, percent-escapes in the path)
  * is kept as the WHATWG URL serializer writes it.
  *
@@ -58,7 +58,7 @@ export function parseTargetUrl(input: string): ParsedTargetUrl {
 export function normalizeUrl(input: string | URL): string {
   // Copy so that callers' URL objects are never mutated.
   const url = new URL(typeof input === 'string' ? input : input.href);
-  // Special schemes already lose default ports when parsed; http/https are the ones that matter (spec §2.10).
+  // Special schemes already lose default ports when parsed; http/https are the ones that matter (docs/api.md §2.10).
   if ((url.protocol === 'http:' && url.port === '80') || (url.protocol === 'https:' && url.port === '443')) {
     url.port = '';
   }

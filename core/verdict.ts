@@ -1,5 +1,5 @@
 /**
- * The verdict over one probe: design.md "Verdicts" rules 1–11, tried in that order, and "Several options in
+ * The verdict over one probe: docs/api.md §3.1 rules 1–11, tried in that order, and "Several options in
  * one challenge". Pure: the clock comes in as `now`.
  */
 import { isAddressOn } from './address.ts';
@@ -37,7 +37,7 @@ export type DecideInput = {
   now: Date;
 };
 
-/** What the live terms are compared against (spec §2.1 `expected_*`). */
+/** What the live terms are compared against (docs/api.md §2.1 `expected_*`). */
 export type Expectations = {
   network: string;
   payTo: string | null;
@@ -63,7 +63,7 @@ export function expectationsOf(request: CheckRequest, listing: Listing | null): 
 }
 
 /**
- * Decides `pay`, `skip` or `recheck` for one probe (design.md "Verdicts"). Only an option on the expected
+ * Decides `pay`, `skip` or `recheck` for one probe (docs/api.md §3.1). Only an option on the expected
  * network, in that network's canonical USDC, paying the expected wallet, within the claimed and listed
  * price (and, when asked, not expiring within `skew_s`) can be approved; among several such options the
  * cheapest is approved, so a hostile first option is never the one chosen.
@@ -164,7 +164,7 @@ function decideTerms(challenge: Challenge, ctx: Context, done: Done): Decision {
   );
   if (withinPrice.length === 0) return done('skip', 'price_mismatch', cheapest(toWallet));
 
-  // Rule 10. Beyond spec §3.1 ("every Base USDC option expired"), the option approved must itself be live.
+  // Rule 10. Beyond docs/api.md §3.1 ("every Base USDC option expired"), the option approved must itself be live.
   let payable = withinPrice;
   if (request.checkExpiry) {
     payable = withinPrice.filter((a) => !optionExpired(a, ctx.probedAt, request.skewS, ctx.now));

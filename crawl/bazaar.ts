@@ -1,5 +1,5 @@
 /**
- * The daily bazaar check (issue 7 item 6): the top N results of a discovery search, each checked like the crawl
+ * The daily bazaar check: the top N results of a discovery search, each checked like the crawl
  * (same prober, per-host limits, verdict rules and signed receipts), published as a `bazaar` run with
  * `bazaar.json`. Small and quick, so it is not resumable: a stopped check is simply run again.
  */
@@ -18,7 +18,7 @@ import { PER_DOMAIN, PER_HOST } from './run.ts';
 import { runPerHost } from './scheduler.ts';
 import type { FetchJson } from './sources/fetch-json.ts';
 
-/** The public CDP discovery search (x402-notes §6.2). */
+/** The public CDP discovery search (docs/x402.md §6.2). */
 export const DEFAULT_SEARCH = 'https://api.cdp.coinbase.com/platform/v2/x402/discovery/search';
 
 export type BazaarDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {

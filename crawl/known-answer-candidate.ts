@@ -1,7 +1,7 @@
 /**
- * One candidate of a task (issue 8 item 2): checked first with the same engine as the API's live check (an unpaid
+ * One candidate of a task: checked first with the same engine as the API's live check (an unpaid
  * probe through the SSRF-gated prober, `core/check-answer.ts`), then, only on `pay`, paid with the approved terms.
- * Each step is a signed receipt; the check is `self-checked` (design.md: the service's own test client).
+ * Each step is a signed receipt; the check is `self-checked` (docs/api.md §2.1: the service's own test client).
  */
 import { assembleCheck } from '../core/check-answer.ts';
 import { assemblePaidCall, type PaidTerms } from '../core/paid-call.ts';

@@ -1,5 +1,5 @@
 /**
- * A known-answer run (spec §1.4): for each task, each candidate checked first, then paid up to n times within the
+ * A known-answer run (docs/api.md §1.4): for each task, each candidate checked first, then paid up to n times within the
  * budget; every step a signed receipt. Written like a crawl run (docs/data-files.md): its own work folder under
  * `DATA_DIR/known-answers/`, a journal fsynced before each payment is signed and after it, `--resume` that never
  * pays the same call twice, and an atomic publish the running server takes in. The run pays from a wallet of its

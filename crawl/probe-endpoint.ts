@@ -1,5 +1,5 @@
 /**
- * One endpoint of a crawl, start to signed receipt (spec §2.10 "method"): one unpaid probe through the SSRF-gated
+ * One endpoint of a crawl, start to signed receipt (docs/api.md §2.10 "method"): one unpaid probe through the SSRF-gated
  * prober, GET or POST as listed; the listing's example query only when the bare URL answered 4xx; the check
  * assembled by the same engine as the live check (`core/check-answer.ts`) against the listing (`crawl/assembly.ts`);
  * signed here, where the key is.
@@ -73,7 +73,7 @@ export async function probeEndpoint(
   return { facts, receipt, json };
 }
 
-/** A 4xx other than 402: the seller may validate its input before its paywall (x402-notes §9.7). */
+/** A 4xx other than 402: the seller may validate its input before its paywall (docs/x402.md §9.7). */
 function answeredClientError(outcome: ProbeOutcome): boolean {
   if (outcome.kind !== 'response') return false;
   const status = outcome.response.status;
@@ -84,7 +84,7 @@ function answeredClientError(outcome: ProbeOutcome): boolean {
 export const MAX_EXAMPLE_BODY_BYTES = 16_384;
 
 /**
- * The request a listing's example parameters make (spec §2.10): its example query on the URL (GET or POST), and for
+ * The request a listing's example parameters make (docs/api.md §2.10): its example query on the URL (GET or POST), and for
  * a POST its example JSON body. Null when the listing gives nothing usable for the endpoint's method.
  */
 export function exampleRequest(

@@ -1,5 +1,5 @@
 /**
- * Progress of a crawl (issue 7 item 3): on a terminal, one bar redrawn in place with rate and ETA; in a log (not a
+ * Progress of a crawl: on a terminal, one bar redrawn in place with rate and ETA; in a log (not a
  * TTY), one plain line every few seconds. Written here rather than taken from a package: it is small.
  */
 

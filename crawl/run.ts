@@ -1,5 +1,5 @@
 /**
- * A crawl run (issue 7 items 3 and 4): read the sources, plan, probe every endpoint under the per-host limits
+ * A crawl run: read the sources, plan, probe every endpoint under the per-host limits
  * with a signed receipt each, and publish the run. Crash-safe: the plan is written before the first probe, every
  * probe is journaled as started (fsynced) before its request is sent and as done (fsynced, with its receipt)
  * after, so `resume` finishes the newest unfinished run without sending any request twice.

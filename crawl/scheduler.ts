@@ -1,5 +1,5 @@
 /**
- * The per-host scheduler of the crawl (spec §2.10, §8: at most 3 requests in flight per host), with a second limit
+ * The per-host scheduler of the crawl (docs/api.md §2.10, §8: at most 3 requests in flight per host), with a second limit
  * per registrable domain: wildcard DNS gives one operator any number of host names, and 3 per name is no limit at
  * all for its server (docs/decisions.md "The crawl"). A global concurrency bounds the whole run; within it, whenever
  * a slot frees, the host with the most work left (its remaining rounds of `perHost` requests, or its domain's of

@@ -1,7 +1,7 @@
 /**
  * The appending side of an open journal (io/journal.ts): group commit and segment rollover. Appends that arrive
  * while a batch is on its way to disk queue for the next batch, which is one `write` and one `fdatasync`; a
- * record's promise resolves only after its batch is durable (design.md promise 2).
+ * record's promise resolves only after its batch is durable (docs/architecture.md "Durability promises" 2).
  */
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';

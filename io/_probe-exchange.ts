@@ -83,7 +83,7 @@ function connectTarget(
     accept: 'application/json',
     'user-agent': ctx.userAgent,
   };
-  // Spec §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, spec §2.10).
+  // Spec §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, docs/api.md §2.10).
   if (method === 'POST')
     Object.assign(headers, {
       'content-type': 'application/json',

@@ -1,5 +1,5 @@
 /**
- * Draws the status badge (spec §3.3): one satori component for the SVG, resvg for the PNG. The site build and
+ * Draws the status badge (docs/api.md §3.3): one satori component for the SVG, resvg for the PNG. The site build and
  * the live server (`/badge/{host}.svg`) use this same renderer, so the prebuilt and the live badge look alike.
  *
  * Fonts: Inter (latin, from `@fontsource/inter`), with Debian's DejaVu Sans as fallback when it is installed.

@@ -1,6 +1,6 @@
 /**
  * The chain reader of payment status: asks every configured RPC source, in parallel and independently, what
- * it knows about one EIP-3009 authorization on USDC (x402-notes §8). Each source is a separate viem client
+ * it knows about one EIP-3009 authorization on USDC (docs/x402.md §8). Each source is a separate viem client
  * with its own timeout and no retries; a failing source is reported, never thrown. The rules that turn this
  * evidence into a status are pure and live in `core/payment-status.ts`.
  *
@@ -46,7 +46,7 @@ export type ChainReader = {
   stats(): { queries: number; rpcCalls: number };
 };
 
-/** EIP-3009 surface of FiatToken v2.x (x402-notes §8.1), both signature encodings of each function. */
+/** EIP-3009 surface of FiatToken v2.x (docs/x402.md §8.1), both signature encodings of each function. */
 export const eip3009Abi = parseAbi([
   'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
   'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
@@ -60,7 +60,7 @@ export const eip3009Abi = parseAbi([
 const USED = toEventSelector('AuthorizationUsed(address,bytes32)');
 const CANCELED = toEventSelector('AuthorizationCanceled(address,bytes32)');
 
-/** Base makes a block every 2 s (x402-notes §8.3). */
+/** Base makes a block every 2 s (docs/x402.md §8.3). */
 const BLOCK_TIME_S = 2;
 /** Slack added to the time-derived log window, for block-time drift (about 30 minutes on Base). */
 const MARGIN_BLOCKS = 900;

@@ -1,5 +1,5 @@
 /**
- * Paths under `DATA_DIR` (design.md "Processes and who owns state"): one place for the server, the CLIs and the
+ * Paths under `DATA_DIR` (docs/architecture.md "Durability promises"): one place for the server, the CLIs and the
  * crawl, which must not import each other.
  */
 import { join } from 'node:path';

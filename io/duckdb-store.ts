@@ -1,6 +1,6 @@
 /**
  * The DuckDB store. Only the API server opens its database file (DuckDB allows one writing process and, while it
- * writes, no reader in another process: stack-notes Gotcha 5), so other processes hand data to the server through
+ * writes, no reader in another process: docs/architecture.md), so other processes hand data to the server through
  * the inbox (`io/inbox.ts`) instead of opening this file.
  *
  * Writes are queued and flushed in batches (`_duckdb-writer.ts`): the journal already made them durable, and a

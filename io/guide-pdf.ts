@@ -1,5 +1,5 @@
 /**
- * The setup pack's PDF guide (spec §1.5, §2.9): an A4 document with a cover and contents page, headed pages,
+ * The setup pack's PDF guide (docs/api.md §1.5, §2.9): an A4 document with a cover and contents page, headed pages,
  * wrapped paragraphs, lists, code blocks and "Page n of N" footers, laid out from the parsed guide.
  *
  * Reproducible byte for byte: the 14 standard PDF fonts need no font file (so neither the Debian DejaVu version

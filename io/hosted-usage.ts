@@ -1,5 +1,5 @@
 /**
- * Hosted usage made durable through the journal (spec §5.4; the same promise as the free quota): each hosted use is
+ * Hosted usage made durable through the journal (docs/api.md §5.4; the same promise as the free quota): each hosted use is
  * journaled before its answer leaves, as the attachment of the answer's receipt record (one record, one fsync), or
  * as a record of its own when the call issued no receipt. The integrator store keeps a snapshot of the counts with
  * the journal cursor it covers; {@link compactUsage} folds the uses after that cursor into it, in one transaction,

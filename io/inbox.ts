@@ -1,6 +1,6 @@
 /**
  * The server's inbox: how other processes hand data to the only process that may write the database (DuckDB is
- * single-writer, stack-notes Gotcha 5). A producer creates `<inbox>/<name>-<random>.tmp` exclusively, links it to `<name>-<random>.json`
+ * single-writer, docs/architecture.md). A producer creates `<inbox>/<name>-<random>.tmp` exclusively, links it to `<name>-<random>.json`
  * (atomic, never replacing a file), and the server ingests it and moves it to `done/` (or `failed/` with a
  * `.error` note).
  */

@@ -1,5 +1,5 @@
 /**
- * The integrator store (hosted mode, spec §5.4): integrators and their credit limits, keys (only the hash of the
+ * The integrator store (hosted mode, docs/api.md §5.4): integrators and their credit limits, keys (only the hash of the
  * secret) and their state, the monthly usage snapshot with the journal cursor it covers, end users by salted hash,
  * and invoices with their payment. Its own DuckDB file (`integrators.duckdb`), so an operator CLI can open it
  * when no server runs; while one runs, the CLI hands its operation over through the inbox (DuckDB is

@@ -1,5 +1,5 @@
 /**
- * The PDF rendering of a hosted invoice (issue 9): one A4 page with the integrator, the period, the lines per band,
+ * The PDF rendering of a hosted invoice: one A4 page with the integrator, the period, the lines per band,
  * the total in USDC and where to pay it. Reproducible byte for byte like the setup pack's guide (`guide-pdf.ts`):
  * standard fonts only, fixed metadata dated from the invoice, no random document id. Integrator names are operator
  * input; characters outside WinAnsi are replaced by `?` so a name can never stop an invoice run.

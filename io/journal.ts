@@ -1,5 +1,5 @@
 /**
- * The durable, append-only journal of receipts (design.md "Processes and who owns state", promises 2 and 3).
+ * The durable, append-only journal of receipts (docs/architecture.md "Durability promises", promises 2 and 3).
  *
  * A record is acknowledged (its `append` resolves) only after the batch holding it was written and
  * fdatasync'd. Appends that arrive while a batch is on its way to disk are queued and written together in

@@ -1,5 +1,5 @@
 /**
- * The Ed25519 signing key and the published keys document (design.md "Names the outside world relies on").
+ * The Ed25519 signing key and the published keys document (README "Configuration").
  *
  * Layout under `<dataDir>/keys/`: `signing-key.pem` (PKCS#8, mode 0600) and `jwks.json`, which keeps every
  * public key ever used, so receipts signed before a rotation keep verifying. The private key never leaves

@@ -3,7 +3,7 @@
  * signs, journals and publishes: what a caller attaches to a record (the API's quota use) is carried in the
  * journal as an opaque value and handed back to the caller at recovery, never interpreted here.
  *
- * Durability (design.md promise 2) comes from the journal: `issue()` resolves only once the batch holding the
+ * Durability (docs/architecture.md "Durability promises" 2) comes from the journal: `issue()` resolves only once the batch holding the
  * receipt has been fsynced. The receipt file, the DuckDB row and the observation are views written after that,
  * and `recover()` rebuilds them from the journal at start-up, so a SIGKILL at any moment loses nothing that was
  * acknowledged (promise 3). Until its file is written a receipt is served from memory.
@@ -13,7 +13,7 @@
  *
  * With a store other instances read (PostgreSQL, `DATABASE_URL`), an instance serves another's receipts from the
  * store alone, so the `committed` port makes `issue()` also wait until the receipt's row is committed there: an
- * acknowledged receipt is then both in this instance's journal and where every instance serves it (issue 10). The
+ * acknowledged receipt is then both in this instance's journal and where every instance serves it. The
  * row is sent while the journal syncs, not after, so the answer waits for the slower of the two, not their sum; a
  * receipt whose journal write fails may thus be in the store unacknowledged (signed and valid, never answered).
  */

@@ -1,5 +1,5 @@
 /**
- * The service's own paying client for known-answer calls (spec §1.4, issue 8 item 2): the official x402 client
+ * The service's own paying client for known-answer calls (docs/api.md §1.4): the official x402 client
  * (`@x402/fetch` `wrapFetchWithPayment` over an `x402Client` with the `@x402/evm` exact scheme) from the wallet in
  * `PAYER_KEY_FILE`, held to two rules before anything is signed:
  * - it pays only the terms the check approved (network, asset, amount, wallet), never another option of the 402;
@@ -16,7 +16,7 @@ import { MAX_ANSWER_BYTES } from '../core/known-answer.ts';
 import { sameAddress } from '../core/networks.ts';
 import { readBoundedText } from './bounded-body.ts';
 
-/** The one payment the check approved (its `payment` object, spec §2.2). */
+/** The one payment the check approved (its `payment` object, docs/api.md §2.2). */
 export type ApprovedTerms = { network: string; asset: string; amount_atomic: string; pay_to: string };
 
 /** What a known-answer call sends. */

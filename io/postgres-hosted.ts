@@ -1,6 +1,6 @@
 /**
- * Hosted mode's counters shared by every instance (`DATABASE_URL`, issue 10): the monthly usage meter (bands and the
- * credit limit, spec §8) and the per-key rate limit (120 a minute), over the tables of `io/postgres-schema.ts`.
+ * Hosted mode's counters shared by every instance (`DATABASE_URL`): the monthly usage meter (bands and the
+ * credit limit, docs/api.md §8) and the per-key rate limit (120 a minute), over the tables of `io/postgres-schema.ts`.
  *
  * Each decision is one transaction that locks the one row it depends on (the integrator's month, the key's window),
  * so concurrent calls on any instance queue behind each other and the counts are exact across instances. A use is

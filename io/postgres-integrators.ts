@@ -1,5 +1,5 @@
 /**
- * The integrator store in PostgreSQL (`DATABASE_URL`, issue 10): integrators, keys (only the hash of the secret),
+ * The integrator store in PostgreSQL (`DATABASE_URL`): integrators, keys (only the hash of the secret),
  * usage and invoices shared by every instance, the same port as the DuckDB file (`io/integrator-store.ts`). Usage is
  * counted when a call reserves it (`io/postgres-hosted.ts`), so there is no journal to fold: `foldUsage` is refused.
  *

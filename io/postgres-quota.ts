@@ -1,5 +1,5 @@
 /**
- * The free-tier quota shared by every instance (`DATABASE_URL`, issue 10): the port of `core/quota.ts` over the
+ * The free-tier quota shared by every instance (`DATABASE_URL`): the port of `core/quota.ts` over the
  * `quota_use` table, one row per (UTC day, bucket, client) counter.
  *
  * A reservation is one transaction: each key, in (bucket, id) order so two reservations never wait on each other

@@ -1,5 +1,5 @@
 /**
- * The payment replay guard shared by every instance (`DATABASE_URL`, issue 10): the port of `core/replay.ts` over
+ * The payment replay guard shared by every instance (`DATABASE_URL`): the port of `core/replay.ts` over
  * the `payment_claims` table, one row per payment key (EIP-3009 `from` + `nonce`) with why it is refused and until
  * when (epoch seconds of the injected clock).
  *

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL schema, as numbered migrations applied when the store opens (issue 10). Several instances may start at
+ * The PostgreSQL schema, as numbered migrations applied when the store opens. Several instances may start at
  * once: each runs the pending migrations in one transaction that first takes a transaction-scoped advisory lock,
  * so one applies them and the others, once the lock is theirs, find nothing left to do. A migration is never
  * edited once released; a change is a new entry.

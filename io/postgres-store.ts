@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store (issue 10): the same port as DuckDB (`io/store.ts`), passing the same contract suite, opened
+ * The PostgreSQL store: the same port as DuckDB (`io/store.ts`), passing the same contract suite, opened
  * by every instance of the service when `DATABASE_URL` is set. Nothing is cached per instance but the recent paid
  * calls, which each instance brings up to date by number at its next lookup (`io/_postgres-paid-calls.ts`).
  *
@@ -39,7 +39,7 @@ export type PostgresStore = Store &
   Pick<PostgresPaidCalls, 'preloadPaidCalls'> & {
     /**
      * Resolves once the receipt `id`, queued by `indexReceipts`, is committed where every instance reads it; rejects
-     * when the index could not take it (the ledger then does not acknowledge it: issue 10 item 1).
+     * when the index could not take it (the ledger then does not acknowledge it).
      */
     committed(id: string): Promise<void>;
   };

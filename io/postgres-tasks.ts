@@ -1,5 +1,5 @@
 /**
- * The tasks known-answer runs publish, shared by every instance (issue 10). A run is published under one instance's
+ * The tasks known-answer runs publish, shared by every instance. A run is published under one instance's
  * `DATA_DIR`; the instance that takes it in records its tasks here, and every instance lists them, so `/v1/tasks` and
  * a lookup's `task=` agree behind a load balancer. A task published again keeps the copy of the newest run (run ids
  * sort by their start time), whichever instance took that run in.

@@ -6,7 +6,7 @@
  * `Retry-After` (`api/errors.ts`).
  *
  * The query is not cancelled (a frozen server would not read the cancel either) and runs on once the server answers.
- * What it leaves is what a SIGKILL of the instance at that moment would leave (design.md promise 3): a quota unit or
+ * What it leaves is what a SIGKILL of the instance at that moment would leave (docs/architecture.md "Durability promises" 3): a quota unit or
  * hosted use reserved and not given back stays counted, a receipt committed but never acknowledged is served like
  * any other.
  *

@@ -1,8 +1,8 @@
 /**
- * The prober: one unpaid, SSRF-gated, pinned HTTP exchange with a third-party endpoint (spec §1 item 1, §2.10
- * "method", design.md verdict rules 1-2). It never throws: every failure of the target is a {@link ProbeOutcome}.
+ * The prober: one unpaid, SSRF-gated, pinned HTTP exchange with a third-party endpoint (docs/api.md §1 item 1, §2.10
+ * "method", docs/api.md §3.1 rules 1-2). It never throws: every failure of the target is a {@link ProbeOutcome}.
  *
- * Protections (conventions §3 item 9; do not regress):
+ * Protections (CONTRIBUTING.md "SSRF gate"; do not regress):
  * - every hop, redirects included, passes `checkUrl` before DNS, then EVERY resolved address passes
  *   `checkAddress`; one private address among public ones blocks the probe;
  * - the connection goes to an address that was checked (`host: <ip>`, SNI and `Host` from the URL), so a DNS
@@ -35,7 +35,7 @@ export type LookupAddress = { address: string; family: 4 | 6 };
 /** Resolves every address of a host name (the injected DNS seam). */
 export type Lookup = (host: string) => Promise<LookupAddress[]>;
 
-/** The default budget of one whole probe (spec §2.10: 5 s); a paid check's handler runs within it. */
+/** The default budget of one whole probe (docs/api.md §2.10: 5 s); a paid check's handler runs within it. */
 export const PROBE_BUDGET_MS = 5000;
 
 /** Options of {@link createProber}; every side effect is a parameter with a default. */
@@ -46,7 +46,7 @@ export type ProberOptions = {
   /** Budget of the whole probe: DNS, connects, redirects, the 405 retry and the body. Spec §2.10: 5 s. */
   timeoutMs?: number;
   maxBodyBytes?: number;
-  /** Node's 16 KB default is too small for x402 (bazaar schemas inflate `PAYMENT-REQUIRED`, x402-notes §9.18). */
+  /** Node's 16 KB default is too small for x402 (bazaar schemas inflate `PAYMENT-REQUIRED`, docs/x402.md §9.18). */
   maxHeaderBytes?: number;
   maxRedirects?: number;
   now?: () => Date;
@@ -72,7 +72,7 @@ export type ProberOptions = {
 
 /** What a probe sends besides its URL and method. */
 export type ProbeSend = {
-  /** The JSON body of a POST (default `{}`, spec §4); a crawl sends a listing's example body (spec §2.10). */
+  /** The JSON body of a POST (default `{}`, docs/api.md §4); a crawl sends a listing's example body (docs/api.md §2.10). */
   body?: string;
 };
 

@@ -1,13 +1,12 @@
 /**
- * The last paid calls of every service, kept in memory so a lookup reads no table (issue 8 target: p50 <= 5 ms with
- * a million records). Lookups take at most `LIMITS`' 20 calls per service, so 20 per service and task, and 20 per
+ * The last paid calls of every service, kept in memory so a lookup reads no table. Lookups take at most `LIMITS`' 20 calls per service, so 20 per service and task, and 20 per
  * service over all tasks, answer every lookup and the reputation; the table stays the record of everything.
  */
 import { newestFirst, type PaidCallRecord } from '../core/catalog.ts';
 import type { PaidCallQuery } from './store.ts';
 import { hostOf } from './store.ts';
 
-/** Calls kept per service (and per service and task): the largest `n` a lookup accepts (spec §8). */
+/** Calls kept per service (and per service and task): the largest `n` a lookup accepts (docs/api.md §8). */
 export const RECENT_KEPT = 20;
 
 /**

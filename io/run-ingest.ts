@@ -1,5 +1,5 @@
 /**
- * How the running server takes in a published crawl run without a restart (issue 7 item 4): it watches
+ * How the running server takes in a published crawl run without a restart: it watches
  * `crawl/current.json`, and for a run it has not taken in yet indexes the run's signed receipts (so they answer by
  * id and by URL), adds their observations to each endpoint's history, and imports `listings.json` as the
  * expectations of the live check. Every step that is proportional to the run (parsing the index and the listings,

@@ -1,5 +1,5 @@
 /**
- * The lock of a kind of run (crawl, bazaar) on one `DATA_DIR` (issue 7): one run at a time writes a kind's work
+ * The lock of a kind of run (crawl, bazaar) on one `DATA_DIR`: one run at a time writes a kind's work
  * folder, and a lock left by a process that is gone (SIGKILL, power loss) never blocks the next run or `--resume`.
  *
  * The lock is a file created whole and atomically: the owner's `{ pid, start, host, started_at }` is written to a

@@ -1,5 +1,5 @@
 /**
- * The setup pack `overnight-cos-pack` (spec §1.5, §2.9, design.md "The setup pack"): the prompt files, the
+ * The setup pack `overnight-cos-pack` (docs/api.md §1.5, §2.9, docs/api.md §1.5): the prompt files, the
  * morning-report template and the PDF guide, read from `data/setup-pack/` and built once at start-up.
  *
  * The files say `{{SPOTCHECK_BASE_URL}}` wherever the service's own address belongs; the build puts the
@@ -38,7 +38,7 @@ export type PackFile = {
   content_base64: string;
 };
 
-/** The built pack: what the product answer carries besides price and access (spec §2.9). */
+/** The built pack: what the product answer carries besides price and access (docs/api.md §2.9). */
 export type SetupPack = {
   product: 'overnight-cos-pack';
   title: string;

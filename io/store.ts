@@ -87,14 +87,14 @@ export type Store = {
   endpoint(urlNorm: string, method: HttpMethod): Promise<EndpointRecord>;
   /** Replaces the listings of each source present in `rows`; returns how many were stored. */
   importListings(rows: Array<Listing & { urlNorm: string }>): Promise<number>;
-  /** Records one of the service's own paid calls to a catalogued service (spec §1.4). */
+  /** Records one of the service's own paid calls to a catalogued service (docs/api.md §1.4). */
   addPaidCall(record: PaidCallRecord): Promise<void>;
   /** The last `perService` paid calls of each service after the filters: each service's calls newest first
    *  (`newestFirst`); services in no given order (the ranking orders them). A driver may answer the same array
    *  to the same query while no call was added, so it is read-only. */
   paidCalls(query: PaidCallQuery): Promise<readonly PaidCallRecord[]>;
   // The by-host queries below read a `host` column every driver keeps beside the normalized URL ({@link hostOf}),
-  // indexed, so a reputation refresh or a badge reads one host's rows, never every receipt (issue 7 item 8).
+  // indexed, so a reputation refresh or a badge reads one host's rows, never every receipt.
   /** The newest observations across every endpoint of `host` (URL host, port included), at most 30 per endpoint. */
   observationsByHost(host: string, limit: number): Promise<HostObservation[]>;
   /** The newest check receipts of `host`, newest first. */

@@ -1,5 +1,5 @@
 /**
- * The crawl part of `npm run demo` (issue 7 item 7): a crawl of the sandbox's discovery lists (CDP-shaped,
+ * The crawl part of `npm run demo`: a crawl of the sandbox's discovery lists (CDP-shaped,
  * x402scan-shaped and a broken one) and a bazaar check, run in the demo's process against the running service's
  * DATA_DIR, then taken in by the service without a restart.
  */

@@ -1,5 +1,5 @@
 /**
- * The known-answer part of `npm run demo` (issue 8): pays the sandbox's task sellers through a known-answer run,
+ * The known-answer part of `npm run demo`: pays the sandbox's task sellers through a known-answer run,
  * lets the running service take the run in, and prints the ranked lookup.
  */
 import { parseEther } from 'viem';

@@ -1,5 +1,5 @@
 /**
- * The site part of `npm run demo` (issue 11 item 5): `npm run build:site` run as the maintainer runs it, in its own
+ * The site part of `npm run demo`: `npm run build:site` run as the maintainer runs it, in its own
  * process, against the running service's DATA_DIR right after the crawl; the service serves the new build from
  * the same origin at once, without a restart. Returns the lines to print and the pages to open.
  */

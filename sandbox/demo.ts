@@ -50,7 +50,7 @@ const TOUR: Array<{ name: SellerName; params?: Record<string, string>; note: str
   { name: 'redirect-private', note: 'redirects to 10.0.0.1' },
 ];
 
-/** The part of the paid answer (spec §2.1) the tour prints. */
+/** The part of the paid answer (docs/api.md §2.1) the tour prints. */
 const PaidAnswer = v.object({
   verdict: v.string(),
   receipt_id: v.string(),

@@ -1,7 +1,7 @@
 /**
- * The sandbox's discovery server (issue 7 item 7): the seller fleet as listing sources, on one loopback port.
+ * The sandbox's discovery server: the seller fleet as listing sources, on one loopback port.
  *
- * - `GET /discovery/resources?type=http&limit=&offset=`: the CDP shape (x402-notes §6.2), paged, at most
+ * - `GET /discovery/resources?type=http&limit=&offset=`: the CDP shape (docs/x402.md §6.2), paged, at most
  *   `pageLimit` items a page (default 10, so a crawl of the fleet pages), v2 items with CDP's ISO `lastUpdated`.
  * - `GET /discovery/search?query=&limit=`: CDP's search shape (`{ resources, pagination }`), for the bazaar check.
  * - `GET /api/x402/resources?page=&page_size=`: the x402scan shape (`{ data, pagination }`, USD prices, v1 names).
@@ -239,7 +239,7 @@ function cdpItem(l: ListedSeller) {
   };
 }
 
-/** An x402scan item: v1 network names and `maxAmountRequired` as a USD number (x402-notes §6.3). */
+/** An x402scan item: v1 network names and `maxAmountRequired` as a USD number (docs/x402.md §6.3). */
 function x402scanItem(l: ListedSeller) {
   return {
     resource: l.url,

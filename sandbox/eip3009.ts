@@ -28,7 +28,7 @@ const TYPES = {
   ],
 } as const;
 
-/** The USDC EIP-712 domain on the sandbox chain, the same as Base mainnet's (x402-notes §3.1). */
+/** The USDC EIP-712 domain on the sandbox chain, the same as Base mainnet's (docs/x402.md §3.1). */
 export const usdcDomain = {
   name: 'USD Coin',
   version: '2',

@@ -1,7 +1,7 @@
 /**
  * The sandbox facilitator: the x402 SDK's own `x402Facilitator` with the exact EVM scheme, settling on the local
  * chain from the relayer account, served over loopback HTTP with the paths and bodies `HTTPFacilitatorClient`
- * uses (x402-notes §4.1, §4.4). Tests can make it fail on purpose with {@link Facilitator.setMode}.
+ * uses (docs/x402.md §4.1, §4.4). Tests can make it fail on purpose with {@link Facilitator.setMode}.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

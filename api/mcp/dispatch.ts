@@ -25,7 +25,7 @@ export const X402_META = { payment: 'x402/payment', paymentResponse: 'x402/payme
 /** Answer headers an agent may act on, relayed as `_meta["spotcheck/<name>"]`: retry timing, hosted state. */
 const RELAYED = ['retry-after', 'x-service-hosted', 'ratelimit', 'ratelimit-policy'] as const;
 
-/** The headers a tool call carries over from the MCP request: service keys and the end-user tag (spec §5.4). */
+/** The headers a tool call carries over from the MCP request: service keys and the end-user tag (docs/api.md §5.4). */
 const CARRIED = ['authorization', 'x-service-key', 'x-service-end-user'] as const;
 
 /** Who is calling over MCP: what the internal request carries on their behalf. */
@@ -39,7 +39,7 @@ export type Caller = {
 export type RouteCall = {
   method: 'GET' | 'POST';
   path: string;
-  /** The route takes integrator keys (the check and payment status, spec §5.4); other routes are called without
+  /** The route takes integrator keys (the check and payment status, docs/api.md §5.4); other routes are called without
    *  them, as an integrator calls them over HTTP, so one MCP client configured with its key can use every tool. */
   hosted?: boolean;
   query?: Record<string, string>;
@@ -102,7 +102,7 @@ export async function toolResultOf(response: Response): Promise<CallToolResult> 
 
   const body = await readJson(response);
   if (response.status === 402) {
-    // The seller's 402 body is the PaymentRequired itself (spec §5.2); the header is read only when it is not.
+    // The seller's 402 body is the PaymentRequired itself (docs/api.md §5.2); the header is read only when it is not.
     const header = response.headers.get('payment-required');
     const required =
       isPaymentRequired(body) || header === null

@@ -1,6 +1,6 @@
 /**
- * `POST /mcp` (spec §1.7, §4): the Model Context Protocol over stateless Streamable HTTP with plain JSON answers
- * (stack-notes §8). A fresh low-level MCP server per request, whose tools call the app's own routes for the
+ * `POST /mcp` (docs/api.md §1.7, §4): the Model Context Protocol over stateless Streamable HTTP with plain JSON answers
+ * (docs/decisions.md "MCP"). A fresh low-level MCP server per request, whose tools call the app's own routes for the
  * caller (`calls.ts`), so a tool call is metered, identified and paid exactly like the HTTP route it stands for.
  * Calling `/mcp` itself is free. `GET` (which would open an endless event stream in stateless mode) and
  * `DELETE` (no sessions to end) answer 405.

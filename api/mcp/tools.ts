@@ -1,5 +1,5 @@
 /**
- * The MCP tools (spec §1.7, §4 `POST /mcp`): names, the descriptions an agent reads when it decides what to call,
+ * The MCP tools (docs/api.md §1.7, §4 `POST /mcp`): names, the descriptions an agent reads when it decides what to call,
  * and input and output schemas generated from the same valibot schemas as the HTTP routes. Each tool that has a
  * route calls that route (`dispatch.ts`); the output schema of a paid tool also admits the x402
  * `PaymentRequired` its payment-required result carries, since MCP clients validate `structuredContent`.

@@ -1,5 +1,5 @@
 /**
- * Live status badges (spec §3.3, §4 `GET /badge/{host}.svg`): `.svg`, `.png` and the Shields endpoint `.json`,
+ * Live status badges (docs/api.md §3.3, §4 `GET /badge/{host}.svg`): `.svg`, `.png` and the Shields endpoint `.json`,
  * drawn now from the latest public check in the store, so a badge turns grey 72 h after its check even when
  * the prebuilt copy in the site folder says otherwise. `/badge/{host}` (the HTML page) comes from the site build.
  *

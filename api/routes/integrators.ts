@@ -1,5 +1,5 @@
 /**
- * `GET /v1/integrators/me` (spec §4, issue 9 item 3): an integrator's account, read with any of its active keys:
+ * `GET /v1/integrators/me` (docs/api.md §4): an integrator's account, read with any of its active keys:
  * the month so far (calls per band, amount due, credit limit and what is left, end users counted by hash), its keys
  * and their states, and previous months with their invoices. The spec leaves the shape open ("not shown"); this one
  * is documented in docs/decisions.md.

@@ -1,5 +1,5 @@
 /**
- * The public listings as JSON (spec §4; docs/data-files.md): `/v1/skips.json?page=N`, `/saves.json`, `/bazaar.json`
+ * The public listings as JSON (docs/api.md §4; docs/data-files.md): `/v1/skips.json?page=N`, `/saves.json`, `/bazaar.json`
  * and `/rules.json`. When the site is built they come from the build (the same files the pages were made from, so
  * page and JSON twin agree); without a build, from the published crawl and bazaar runs, and the rules document from
  * the constants the checks use.

@@ -1,5 +1,5 @@
 /**
- * Receipts are public and free to read (spec §4): one by id, a URL's public state (the newest receipt that
+ * Receipts are public and free to read (docs/api.md §4): one by id, a URL's public state (the newest receipt that
  * `core/public-state.ts` accepts: never a dry run or a caller's own expectation, and only in the endpoint's listed
  * form, else exactly the URL and method asked, `method` GET unless given), and a paged list.
  *

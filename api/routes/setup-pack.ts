@@ -1,9 +1,9 @@
 /**
- * `GET` and `POST /v1/products/overnight-cos-pack` (spec §1.5, §2.9, §4): the setup pack, always paid, USD 9.
+ * `GET` and `POST /v1/products/overnight-cos-pack` (docs/api.md §1.5, §2.9, §4): the setup pack, always paid, USD 9.
  * POST exists for discovery probes and answers exactly like GET. An unpaid request gets the seller's 402 (price and
  * bazaar metadata from `api/x402/offers.ts`); a paid one gets the pack with `access` (tier, charged_usd, tx).
  *
- * Answer shape (spec §2.9 leaves the inside open): `product`, `title`, `edition`, `price_usdc` as a decimal string
+ * Answer shape (docs/api.md §2.9 leaves the inside open): `product`, `title`, `edition`, `price_usdc` as a decimal string
  * with two decimals (`"9.00"`: exact, and read as money, never a float), `price_atomic` (`"9000000"`), and `files`:
  * `prompts` and `templates` (arrays) and `guide` (one file), each file `{ name, media_type, bytes, sha256,
  * content_base64 }`.

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/tasks` (spec §4): the task catalog, `data/tasks.json`, validated once at load. The known answers stay out
+ * `GET /v1/tasks` (docs/api.md §4): the task catalog, `data/tasks.json`, validated once at load. The known answers stay out
  * of the answer (`data/README.md` says why); lookups accept exactly these names.
  */
 import type { H3 } from 'h3';

@@ -1,6 +1,6 @@
 /**
  * The payment challenge of one offer: v2 requirements built through the SDK's own scheme and resource server,
- * and the equivalent v1 requirements for `X-PAYMENT` v1 payloads (spec §5.2).
+ * and the equivalent v1 requirements for `X-PAYMENT` v1 payloads (docs/api.md §5.2).
  *
  * `x402ResourceServer.buildPaymentRequirements` refuses to work before `initialize()` has fetched the
  * facilitator's `/supported`, which would make the 402 depend on the facilitator being up. So the accepts are
@@ -39,7 +39,7 @@ export type Challenge = {
   transport: HTTPTransportContext;
 };
 
-/** v1 requirements (x402-notes §2.2). The SDK's `PaymentRequirementsV1` types `network` as CAIP-2, but v1 sends
+/** v1 requirements (docs/x402.md §2.2). The SDK's `PaymentRequirementsV1` types `network` as CAIP-2, but v1 sends
  *  names such as `base`. */
 export type RequirementsV1 = {
   scheme: string;

@@ -2,7 +2,7 @@
  * Verify and settle for each x402 version, behind one shape so the paid flow is written once.
  *
  * v2 goes through the SDK resource server (requirement matching, extension-echo check, hooks, the single
- * `settlement_pending` retry). v1 (`X-PAYMENT` with `x402Version: 1`, spec §5.2) goes to the facilitator
+ * `settlement_pending` retry). v1 (`X-PAYMENT` with `x402Version: 1`, docs/api.md §5.2) goes to the facilitator
  * directly with the equivalent v1 requirements: the resource server only matches v2 networks, and
  * `FacilitatorClient` dispatches on `x402Version` at run time.
  */
@@ -90,7 +90,7 @@ export function v1Driver(
     },
     verify: () => facilitator.verify(wirePayload, wireRequirements),
     async settle() {
-      // The same single retry the v2 resource server makes (x402-notes §8.4): the facilitator reconciles the
+      // The same single retry the v2 resource server makes (docs/x402.md §8.4): the facilitator reconciles the
       // broadcast transaction instead of sending a second one.
       const first = await facilitator.settle(wirePayload, wireRequirements);
       if (first.success || first.errorReason !== 'settlement_pending' || !first.transaction) return first;

@@ -1,5 +1,5 @@
 /**
- * Decoding a buyer's payment header (`PAYMENT-SIGNATURE` or `X-PAYMENT`, spec §5.2) through valibot.
+ * Decoding a buyer's payment header (`PAYMENT-SIGNATURE` or `X-PAYMENT`, docs/api.md §5.2) through valibot.
  *
  * The header is hostile input: it is size-capped, base64-decoded, JSON-parsed and schema-checked here, and the
  * rest of the seller only sees the typed result. Unknown members are kept (`looseObject`) because the SDK
@@ -53,7 +53,7 @@ const PayloadV1Schema = v.looseObject({
 /** A v1 payment payload. The SDK's `PaymentPayloadV1` types `network` as CAIP-2, but v1 sends names (`base`). */
 export type PayloadV1 = v.InferOutput<typeof PayloadV1Schema>;
 
-/** The EIP-3009 authorization of the exact EVM scheme (x402-notes §2.4); only what the replay guard needs. */
+/** The EIP-3009 authorization of the exact EVM scheme (docs/x402.md §2.4); only what the replay guard needs. */
 const AuthorizationSchema = v.looseObject({
   from: v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/)),
   nonce: v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{64}$/)),

@@ -3,7 +3,7 @@
  *
  * A payment (EIP-3009 `from` + `nonce`) being verified or settled right now is refused at once, so two
  * concurrent requests with one signature can never both reach the paid handler. After the flow ends the key
- * is either released (nothing was broadcast, so the same payload may be retried: spec §2.7
+ * is either released (nothing was broadcast, so the same payload may be retried: docs/api.md §2.7
  * `safe_to_retry_same_payload`) or held until the authorization expires (a settlement landed, is pending, or
  * its outcome is unknown). The facilitator refusing used nonces on chain remains the durable defence.
  *

@@ -7,7 +7,7 @@ import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import type { PaidAnswer, Settlement } from './_types.ts';
 
 /**
- * CORS header lists for x402 routes (x402-notes §9 item 16): browsers can read the payment headers only if they
+ * CORS header lists for x402 routes (docs/x402.md §9.16): browsers can read the payment headers only if they
  * are exposed, and a preflight must allow the buyer's payment headers. The seller sets the expose list on its
  * own answers; the app's preflight (OPTIONS) handler should allow `allowHeaders`.
  */
@@ -18,7 +18,7 @@ export const X402_CORS = {
 
 const EXPOSE = X402_CORS.exposeHeaders.join(', ');
 
-/** A 402 carrying the v2 PaymentRequired in the header and, identically, as the JSON body (spec §5.2). */
+/** A 402 carrying the v2 PaymentRequired in the header and, identically, as the JSON body (docs/api.md §5.2). */
 export function challengeResponse(
   paymentRequired: PaymentRequired,
   headers: Record<string, string> = {},
@@ -26,7 +26,7 @@ export function challengeResponse(
   const out = new Headers({
     'Content-Type': 'application/json',
     'PAYMENT-REQUIRED': encodePaymentRequiredHeader(paymentRequired),
-    // x402-notes §9 item 17: a cached 402 would replay a stale challenge.
+    // docs/x402.md §9.17: a cached 402 would replay a stale challenge.
     'Cache-Control': 'no-store',
     'Access-Control-Expose-Headers': EXPOSE,
   });
@@ -34,7 +34,7 @@ export function challengeResponse(
   return new Response(JSON.stringify(paymentRequired), { status: 402, headers: out });
 }
 
-/** The house error shape, `{"error":{"code","message"}}` (design.md), never cached and without payment headers. */
+/** The house error shape, `{"error":{"code","message"}}` (docs/api.md §7), never cached and without payment headers. */
 export function errorResponse(status: number, code: string, message: string): Response {
   return new Response(JSON.stringify({ error: { code, message } }), {
     status,
@@ -102,7 +102,7 @@ export async function paidResponse(
     });
   }
   for (const [name, value] of Object.entries(headers)) out.headers.set(name, value);
-  // A paid answer is one buyer's receipt; shared caches must not keep it (x402-notes §2.1), and no cache at all
+  // A paid answer is one buyer's receipt; shared caches must not keep it (docs/x402.md §2.1), and no cache at all
   // unless the handler says otherwise: like every answer made for one caller (`noStore` in `api/access.ts`).
   out.headers.set(
     'Cache-Control',

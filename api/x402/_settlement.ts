@@ -1,5 +1,5 @@
 /**
- * Reading the facilitator's settle answer (issue 12, item 10). A paid answer is delivered only on a settlement that
+ * Reading the facilitator's settle answer. A paid answer is delivered only on a settlement that
  * says what was asked for: a transaction hash (`0x` + 32 bytes), the requirement's network, the price (when the
  * answer gives an amount) and the payer that verify found. Anything else claiming success is a settlement whose
  * outcome is unknown: the buyer gets a 502 and the payment key stays held, as for a settle that timed out.

@@ -85,7 +85,7 @@ export type PaidJson = {
 /** What a paid handler returns: a `Response` (errors, or bodies that need no tx) or a {@link PaidJson}. */
 export type PaidAnswer = Response | PaidJson;
 
-/** The paid handler: validates its parameters (after payment verification, spec §4) and does the work. */
+/** The paid handler: validates its parameters (after payment verification, docs/api.md §4) and does the work. */
 export type PaidHandler = (payment: VerifiedPayment) => Promise<PaidAnswer>;
 
 /** Anything carrying a web `Request`, as every h3 v2 event does (`event.req`). */

@@ -1,7 +1,7 @@
 /**
- * The service's own paid offers, as data (spec §4, §8): price in atomic USDC, path, the methods each path
+ * The service's own paid offers, as data (docs/api.md §4, §8): price in atomic USDC, path, the methods each path
  * accepts, and a bazaar discovery declaration per method (query parameters for GET, a JSON body for POST) with
- * an output example, so crawlers can index the routes (x402-notes §6.1, §9 item 7).
+ * an output example, so crawlers can index the routes (docs/x402.md §6.1, §9 item 7).
  */
 import { BASE, BASE_USDC } from '../../core/networks.ts';
 import { CheckInputSchema, LookupInputSchema, PaymentStatusInputSchema } from '../../core/request-schemas.ts';

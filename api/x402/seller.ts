@@ -1,14 +1,14 @@
 /**
- * Spotcheck's own x402 seller for h3 v2 (spec §4, §5.2–5.3, §7): the SDK ships Hono/Express/Next adapters,
+ * Spotcheck's own x402 seller for h3 v2 (docs/api.md §4, §5.2–5.3, §7): the SDK ships Hono/Express/Next adapters,
  * not h3, so this wraps `x402ResourceServer` around any handler that has a web `Request` (`event.req`).
  *
- * Flow of {@link Seller.sell} (x402-notes §4.3, "authorization" payment flow):
+ * Flow of {@link Seller.sell} (docs/x402.md §4.3, "authorization" payment flow):
  * 1. No `PAYMENT-SIGNATURE`/`X-PAYMENT` header → 402. Undecodable header → 402 `invalid_payment_header`.
  * 2. The same payment already in flight, or already settled → 402 at once (`_replay.ts`).
  * 3. Facilitator verify: invalid → 402 with its `invalidReason`; error or timeout → 502 `facilitator_unavailable`.
  *    An authorization whose `validBefore` is less than the handler budget plus {@link SETTLE_MARGIN_SECONDS} away →
  *    402 `authorization_expires_too_soon`: it could expire before its settlement lands.
- * 4. The handler runs (it checks its own parameters now, spec §4: "checked after the 402 and before anything is
+ * 4. The handler runs (it checks its own parameters now, docs/api.md §4: "checked after the 402 and before anything is
  *    settled"). Status ≥ 400 → returned as is, nothing settled. Throw → 500, nothing settled (503
  *    `database_unavailable` when the shared database did not answer).
  * 5. Settle: success that matches the payment (`_settlement.ts`: a 32-byte transaction hash, the requirement's
@@ -66,7 +66,7 @@ export function paidJson(
   };
 }
 
-/** The `access` block of a paid answer (spec §2.1): `{ tier: 'paid', charged_usd, tx }`. */
+/** The `access` block of a paid answer (docs/api.md §2.1): `{ tier: 'paid', charged_usd, tx }`. */
 export function paidAccess(settlement: Settlement): { tier: 'paid'; charged_usd: string; tx: string } {
   return { tier: 'paid', charged_usd: settlement.chargedUsd, tx: settlement.tx };
 }
@@ -90,7 +90,7 @@ export function createSeller(config: SellerConfig): Seller {
       maxTimeoutSeconds: config.maxTimeoutSeconds ?? 300,
     },
     scheme,
-    // Without the bazaar extension the declaration would lack the route's `method` (x402-notes §9 item 21).
+    // Without the bazaar extension the declaration would lack the route's `method` (docs/x402.md §9.21).
     server: new x402ResourceServer(config.facilitator)
       .register(network, scheme)
       .registerExtension(bazaarResourceServerExtension),

@@ -1,5 +1,5 @@
 /**
- * The durable-signed floor (issue 10 point 5): the least a signed, durable answer can cost on this machine. A bare h3
+ * The durable-signed floor: the least a signed, durable answer can cost on this machine. A bare h3
  * app with one route, `GET /floor`, that for every request takes a receipt-sized object (a real check receipt
  * handed over in `FLOOR_RECEIPT`, given a fresh id and time), canonicalizes it with `canonicalize` (RFC 8785), signs
  * the bytes with Ed25519 through node:crypto, appends the signed receipt as one line to the service's own journal

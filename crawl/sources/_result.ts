@@ -1,5 +1,5 @@
 /**
- * What reading one listing source gives (internal to `crawl/sources/`): its listings and spec §2.10's `sources`
+ * What reading one listing source gives (internal to `crawl/sources/`): its listings and docs/api.md §2.10's `sources`
  * entry.
  */
 import type { PageItems } from '../../core/listing-pages.ts';
@@ -18,7 +18,7 @@ export function failedSource(name: string, note: string): SourceRead {
   return { name, listings: [], report: { ok: false, items: 0, note, skipped: false } };
 }
 
-/** A configured source that was not read (spec §2.10 `skipped`). */
+/** A configured source that was not read (docs/api.md §2.10 `skipped`). */
 export function skippedSource(name: string, note: string): SourceRead {
   return { name, listings: [], report: { ok: false, items: 0, note, skipped: true } };
 }

@@ -1,5 +1,5 @@
 /**
- * The x402 discovery list (`GET <base>/discovery/resources?type=http&limit=&offset=`, CDP and PayAI; x402-notes
+ * The x402 discovery list (`GET <base>/discovery/resources?type=http&limit=&offset=`, CDP and PayAI; docs/x402.md
  * §6.2), paged to the end: by `pagination.total` when the list gives one, else until an empty page.
  */
 import { parseDiscoveryPage } from '../../core/listing-pages.ts';

@@ -1,6 +1,6 @@
 /**
  * Listing sources: what the crawl reads endpoints from, given on the command line (`--source`, repeatable) or by
- * `data/sources.json`. Every source ends in a {@link SourceRead}: its listings and spec §2.10's `sources` entry.
+ * `data/sources.json`. Every source ends in a {@link SourceRead}: its listings and docs/api.md §2.10's `sources` entry.
  * A source that fails or answers garbage is reported, never fatal.
  */
 import { basename } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * An origin's `/.well-known/x402` (x402-notes §6.3): the resources it lists, probed with GET and no expectation
+ * An origin's `/.well-known/x402` (docs/x402.md §6.3): the resources it lists, probed with GET and no expectation
  * beyond the live 402 (the document carries no price or wallet). Its items of the document's own origin are
  * first-party evidence: they outrank third-party listings of the same URL (`core/listing-dispute.ts`).
  */

@@ -1,5 +1,5 @@
 /**
- * An x402scan-style list (`{ data, pagination: { page, page_size, has_next_page } }`, x402-notes §6.3), paged
+ * An x402scan-style list (`{ data, pagination: { page, page_size, has_next_page } }`, docs/x402.md §6.3), paged
  * from `page=0` while `has_next_page` is true.
  */
 import { parseX402scanPage } from '../../core/listing-pages.ts';

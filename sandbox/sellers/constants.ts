@@ -22,7 +22,7 @@ export const BASE = 'eip155:8453' as const;
 export const BASE_SEPOLIA = 'eip155:84532' as const;
 export const POLYGON = 'eip155:137' as const;
 
-/** The canonical USDC of a network as `@x402/evm` ships it (x402-notes §3.2). */
+/** The canonical USDC of a network as `@x402/evm` ships it (docs/x402.md §3.2). */
 export function usdcOf(network: string): { asset: Address; name: string; version: string } {
   const first = DEFAULT_ASSETS[network]?.[0];
   if (first?.symbol !== 'USDC') throw new Error(`sandbox: no USDC in @x402/evm for ${network}`);

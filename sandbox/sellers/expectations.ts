@@ -1,5 +1,5 @@
 /**
- * What design.md "Verdicts" prescribes for one unpaid probe of each seller with default expectations
+ * What docs/api.md §3.1 prescribes for one unpaid probe of each seller with default expectations
  * (expected network `eip155:8453`, no expected `pay_to`, no claimed price, no expiry check). Service tests
  * iterate over this table, so it is the fleet's contract; `variant` gives the one non-default call a seller
  * exists for, and `payment` the option a `pay` must approve.
@@ -15,7 +15,7 @@ import {
   POLYGON_USDC,
 } from './constants.ts';
 
-/** Check parameters (spec §4 names) that turn a seller's default verdict into its `variant` verdict. */
+/** Check parameters (docs/api.md §4 names) that turn a seller's default verdict into its `variant` verdict. */
 export type VariantRequest = {
   claimed_price?: string;
   pay_to?: string;
@@ -28,7 +28,7 @@ export type VariantRequest = {
 export type Expectation = {
   reason: Reason;
   verdict: Verdict;
-  /** Only when the 402 came from POST after GET answered 405 (spec §2.3 `method_used`). */
+  /** Only when the 402 came from POST after GET answered 405 (docs/api.md §2.3 `method_used`). */
   method?: 'GET' | 'POST';
   notes: string;
   /** For `pay`: the option that must be approved (never a hostile sibling). Absent when it varies by call. */
@@ -37,7 +37,7 @@ export type Expectation = {
   variant?: { request: VariantRequest; verdict: Verdict; reason: Reason; payment?: ExpectedPayment };
 };
 
-/** The payment a `pay` verdict must carry (spec §2.2), in atomic units. */
+/** The payment a `pay` verdict must carry (docs/api.md §2.2), in atomic units. */
 export type ExpectedPayment = { network: string; asset: string; amountAtomic: string; payTo: string };
 
 const pay = (
@@ -112,11 +112,11 @@ export function buildExpectations(payTo: Address) {
       '402 with a PAYMENT-REQUIRED that is not base64, and an empty body.',
     ),
     'broken-header-v1-body': pay(
-      'Header is base64 of a bare accepts array (x402-notes §9.2); the v1 body is valid. Lenient: confidence medium.',
+      'Header is base64 of a bare accepts array (docs/x402.md §9.2); the v1 body is valid. Lenient: confidence medium.',
       onBase(),
     ),
     'v2-body-only': pay(
-      'v2 object in the body, no header (x402-notes §9.1). Lenient: confidence medium.',
+      'v2 object in the body, no header (docs/x402.md §9.1). Lenient: confidence medium.',
       onBase(),
     ),
     'post-only': pay('Hand-written: GET 405 (Allow: POST), POST 402 with a v2 header.', onBase(), {

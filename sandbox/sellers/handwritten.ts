@@ -49,7 +49,7 @@ export const handwritten = {
     (req, res) =>
       sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC, payTo)])),
 
-  // No x402 convention exists for trials (x402-notes §7); this is the header design.md recognizes first.
+  // No x402 convention exists for trials (docs/x402.md §7); this is the header docs/api.md §3.1 recognizes first.
   'free-trial': honestV2({ 'x-free-trial-remaining': '3' }),
 
   // A trial header whose value is no count: still a trial announced, its count unknown.
@@ -64,7 +64,7 @@ export const handwritten = {
   'broken-header': () => (_req, res) =>
     send(res, 402, { 'payment-required': '%%not-base64: {x402Version:2}%%', 'cache-control': 'no-store' }),
 
-  // The bug of x402-notes §9.2: the header is base64 of a bare accepts array; the v1 body is fine.
+  // The bug of docs/x402.md §9.2: the header is base64 of a bare accepts array; the v1 body is fine.
   'broken-header-v1-body':
     ({ payTo }) =>
     (req, res) => {
@@ -72,13 +72,13 @@ export const handwritten = {
       sendV1(res, v1Required(accepts), { 'payment-required': base64Json(accepts) });
     },
 
-  // x402-notes §9.1: a v2 object in the body only; the official client cannot pay it, a lenient reader can.
+  // docs/x402.md §9.1: a v2 object in the body only; the official client cannot pay it, a lenient reader can.
   'v2-body-only':
     ({ payTo }) =>
     (req, res) =>
       sendJson(res, 402, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)])),
 
-  // x402-notes §9.6: GET answers 405, the paid route is POST.
+  // docs/x402.md §9.6: GET answers 405, the paid route is POST.
   'post-only':
     ({ payTo }) =>
     (req, res) => {
@@ -131,7 +131,7 @@ export const handwritten = {
     };
   },
 
-  // x402-notes §9.18: bazaar schemas and descriptions inflate the header past Node's 16 KB default.
+  // docs/x402.md §9.18: bazaar schemas and descriptions inflate the header past Node's 16 KB default.
   'big-header':
     ({ payTo }) =>
     (req, res) => {
@@ -143,7 +143,7 @@ export const handwritten = {
       sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)], description));
     },
 
-  // x402-notes §9.9: a decimal USD amount where atomic units belong.
+  // docs/x402.md §9.9: a decimal USD amount where atomic units belong.
   'price-decimal':
     ({ payTo }) =>
     (req, res) =>

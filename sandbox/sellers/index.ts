@@ -1,6 +1,6 @@
 /**
  * The sandbox seller fleet: x402 sellers built with the official SDK plus hand-written ones the SDK would never
- * produce, each on its own loopback port, with the verdict design.md prescribes for each (see README.md).
+ * produce, each on its own loopback port, with the verdict docs/api.md §3.1 gives for each (see README.md).
  */
 import type { FacilitatorClient } from '@x402/core/server';
 import { type Address, FLEET_WALLET } from './constants.ts';

@@ -1,6 +1,6 @@
 /**
  * Sellers built the way the official quick-start builds them: Hono + `@x402/hono`'s payment middleware over an
- * `x402ResourceServer` with the EVM `exact` scheme and the bazaar discovery extension (x402-notes §4.2, §6.1).
+ * `x402ResourceServer` with the EVM `exact` scheme and the bazaar discovery extension (docs/x402.md §4.2, §6.1).
  * Their 402s are whatever SDK 2.27 emits; nothing here touches the wire format.
  */
 import { getRequestListener } from '@hono/node-server';
@@ -55,7 +55,7 @@ const APPS = {
         }),
       },
     },
-    // Hono alone would answer GET with 404 (x402-notes §9.6); a 405 tells a prober to try POST.
+    // Hono alone would answer GET with 404 (docs/x402.md §9.6); a 405 tells a prober to try POST.
     build: (app) => {
       app.get('/x', (c) => c.json({ error: 'method not allowed' }, 405, { Allow: 'POST' }));
       app.post('/x', (c) => c.json({ summary: 'hello' }));

@@ -1,5 +1,5 @@
 /**
- * The known-answer sellers on their loopback ports (issue 8 item 4), with the task file that names them.
+ * The known-answer sellers on their loopback ports, with the task file that names them.
  */
 import type { FacilitatorClient } from '@x402/core/server';
 import type { Task } from '../../core/tasks.ts';

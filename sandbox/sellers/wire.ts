@@ -1,5 +1,5 @@
 /**
- * Hand-built x402 wire objects for the sellers the SDK will not produce (x402-notes §2.1, §2.2). Everything
+ * Hand-built x402 wire objects for the sellers the SDK will not produce (docs/x402.md §2.1, §2.2). Everything
  * here is written out field by field on purpose: these sellers must not depend on the SDK's encoder.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -69,7 +69,7 @@ export function v1Required(accepts: ReturnType<typeof v1Accept>[]) {
   return { x402Version: 1, error: 'X-PAYMENT header is required', accepts };
 }
 
-/** Standard base64 (RFC 4648 `+/=`) of UTF-8 JSON, as x402 headers carry it (x402-notes §0 fact 3). */
+/** Standard base64 (RFC 4648 `+/=`) of UTF-8 JSON, as x402 headers carry it (docs/x402.md §0.3). */
 export function base64Json(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
 }

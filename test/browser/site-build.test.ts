@@ -1,5 +1,5 @@
 /**
- * `npm run build:site` as a maintainer runs it (issue 11 item 1): two builds at once both succeed and `DATA_DIR/site`
+ * `npm run build:site` as a maintainer runs it: two builds at once both succeed and `DATA_DIR/site`
  * always names a complete build; and every receipt a published save refers to has its page and raw file, also once
  * the earlier run it came from has been deleted (docs/site.md "Which receipts have a page").
  */

@@ -1,5 +1,5 @@
 /**
- * The built site in a real browser (issue 11 item 6): a real crawl of the sandbox fleet and a bazaar check, built by
+ * The built site in a real browser: a real crawl of the sandbox fleet and a bazaar check, built by
  * `npm run build:site`, served by the real service and by a plain static file server, walked by Debian's chromium.
  * Paging needs more than the fleet's 31 endpoints: a 1,700-endpoint run written by the crawl's own code
  * (`test/fixtures/crawl-run.ts`) gives two pages of skips.

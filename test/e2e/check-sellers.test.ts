@@ -1,6 +1,6 @@
 /**
  * The endpoint check end to end: the real service on a port, probing the sandbox fleet (sellers built with the
- * official SDK and by hand) through the real SSRF-gated prober. Every reason code of spec §3.1 is reached, and
+ * official SDK and by hand) through the real SSRF-gated prober. Every reason code of docs/api.md §3.1 is reached, and
  * no refused challenge is ever answered `pay`.
  */
 import { createServer } from 'node:http';
@@ -49,7 +49,7 @@ async function check(
   return body;
 }
 
-/** The approved option of a `pay` answer must be exactly the expected one (spec §2.2). */
+/** The approved option of a `pay` answer must be exactly the expected one (docs/api.md §2.2). */
 function expectPayment(body: Record<string, unknown>, expected: ExpectedPayment): void {
   const payment = body.payment as {
     network: string;
@@ -63,7 +63,7 @@ function expectPayment(body: Record<string, unknown>, expected: ExpectedPayment)
   expect(payment.pay_to.toLowerCase()).toBe(expected.payTo.toLowerCase());
 }
 
-describe('every seller of the fleet gets the verdict design.md prescribes', () => {
+describe('every seller of the fleet gets the verdict docs/api.md §3.1 gives', () => {
   // The hang and slow-drip sellers each take the whole 5 s budget: probe them all at once.
   const answers = new Map<SellerName, Promise<Record<string, unknown>>>();
   const answer = (name: SellerName) => {
@@ -116,7 +116,7 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
     }
   });
 
-  it('not-usdc (DAI on Base) reports no USD price, never DAI units read as USDC (issue 7 item 8)', async () => {
+  it('not-usdc (DAI on Base) reports no USD price, never DAI units read as USDC', async () => {
     const body = await answer('not-usdc');
     expect(body).toMatchObject({ reason_code: 'asset_not_usdc', quoted_price_usd: null });
     const observations = body.history_observations as Array<{
@@ -145,7 +145,7 @@ describe('every seller of the fleet gets the verdict design.md prescribes', () =
 
 describe('wallet-rotates end to end', () => {
   it('a fresh probe of the same URL after the cache window sees the other wallet: pay_to_changed true', async () => {
-    // The probe cache keeps an outcome 300 s (spec §8): move the service clock past it so the second check of
+    // The probe cache keeps an outcome 300 s (docs/api.md §8): move the service clock past it so the second check of
     // the SAME endpoint probes again and meets the seller's other wallet.
     let clock = Date.now();
     const rotating = await startTestService({}, { now: () => new Date(clock) });
@@ -301,7 +301,7 @@ describe('receipts', () => {
 });
 
 describe('coverage of the reason codes', () => {
-  it('reached every reason code of spec §3.1 end to end', () => {
+  it('reached every reason code of docs/api.md §3.1 end to end', () => {
     expect([...REASONS].filter((reason) => !reached.has(reason))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The crawl and the running server together (issue 7 items 4 and 5): a crawl of the sandbox lists runs while the
+ * The crawl and the running server together: a crawl of the sandbox lists runs while the
  * server holds the same DATA_DIR (no lock error), the server takes the published run in without a restart, serves
  * the listing routes, answers crawl receipts by id and by URL, and holds the live check to the crawled listing.
  */

@@ -1,5 +1,5 @@
 /**
- * `npm run crawl` killed with SIGKILL in the middle, then `--resume` (issue 7 item 4): the run finishes, no URL is
+ * `npm run crawl` killed with SIGKILL in the middle, then `--resume`: the run finishes, no URL is
  * ever requested twice, no host sees more than 3 requests in flight or a payment header, and the published files
  * are whole. A second crawl of the same DATA_DIR while one runs fails at once (the run lock, `io/run-lock.ts`), and
  * the lock a SIGKILL leaves behind does not block `--resume`. The crawl runs as its own process, as an operator

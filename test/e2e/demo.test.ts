@@ -59,7 +59,7 @@ describe('npm run demo -- --once', () => {
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
     expect(stdout).toMatch(/5 saves/);
     expect(stdout).toMatch(/skip listing\s+http:\/\/127\.0\.0\.1:\d+\/v1\/skips\.json\?page=1/);
-    // The site, built after the crawl and served by the demo's own server (issue 11 item 5).
+    // The site, built after the crawl and served by the demo's own server.
     expect(stdout).toMatch(/npm run build:site in [\d.]+ s [^\n]*: \d+ pages\n\s+and 38 receipt pages/);
     for (const path of [
       '/',

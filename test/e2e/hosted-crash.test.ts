@@ -1,5 +1,5 @@
 /**
- * Hosted usage survives SIGKILL like the free quota (issue 9 item 2): the real server in a child process with fsync
+ * Hosted usage survives SIGKILL like the free quota: the real server in a child process with fsync
  * on answers concurrent hosted checks (of blocked addresses: no network needed) from three keys of one integrator,
  * is killed mid-stream, and after a restart the month counts every acknowledged call, at most the calls in flight
  * besides, and a clean restart after that counts them again exactly once.

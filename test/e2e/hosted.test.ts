@@ -1,5 +1,5 @@
 /**
- * Hosted mode end to end (issue 9 items 2-4): the real service on a port over the sandbox world, an integrator and
+ * Hosted mode end to end: the real service on a port over the sandbox world, an integrator and
  * its keys made with the operator's operations, hosted checks past 1,000 and 2,000 calls of the month with exact
  * bands (usage before the test calls is seeded through the meter, the calls themselves are real and concurrent),
  * the per-key rate limit, suspended and revoked keys (401, never a free answer), the credit limit (402 with

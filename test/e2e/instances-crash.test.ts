@@ -1,5 +1,5 @@
 /**
- * SIGKILL of one of three instances under load (issue 10 item 3): every receipt any instance acknowledged is served
+ * SIGKILL of one of three instances under load: every receipt any instance acknowledged is served
  * at once by the survivors, from PostgreSQL, and verifies; the killed instance, restarted on its DATA_DIR, serves
  * them too. `npm run receipts:export` then writes every receipt file again, from PostgreSQL and from the journals,
  * byte for byte as the instances wrote them (docs/deploy.md "Receipts"). The servers are real child processes

@@ -17,7 +17,7 @@ import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/po
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 import { type PaidWorld, startPaidWorld, worldEnv } from '../helpers/world.ts';
 
-/** 1,500 hosted calls in a month: 500 past the free allowance at USD 0.02 (spec §8), USD 10. */
+/** 1,500 hosted calls in a month: 500 past the free allowance at USD 0.02 (docs/api.md §8), USD 10. */
 const TOTAL = 10_000_000n;
 const INVOICES = ['racea', 'raceb', 'racec'];
 

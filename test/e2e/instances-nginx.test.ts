@@ -1,5 +1,5 @@
 /**
- * The deployment guide run as written (issue 10 items 3 and 4): three instances on one PostgreSQL behind a real
+ * The deployment guide run as written: three instances on one PostgreSQL behind a real
  * nginx configured with docs/deploy.md's own `nginx` block (`test/helpers/nginx.ts`). Clients reach only nginx, each
  * from its own loopback address, so the client address the instances count is the one nginx saw: a client cannot
  * buy itself more free checks with an `X-Forwarded-For` of its own, and a SIGKILL of one instance behind the proxy

@@ -1,5 +1,5 @@
 /**
- * Three instances of the service on one PostgreSQL (issue 10 items 2 and 3): separate processes (`api/main.ts`, as
+ * Three instances of the service on one PostgreSQL: separate processes (`api/main.ts`, as
  * `npm start` runs it), each on its own port and DATA_DIR, sharing the database (`DATABASE_URL`) and a copy of one
  * keys folder (signing key, quota salt), as docs/deploy.md says to run them. They start at the same moment on an
  * empty database. Quotas, hosted rate limit and bands, the replay guard and the receipts must hold across the

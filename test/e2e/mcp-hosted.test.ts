@@ -1,5 +1,5 @@
 /**
- * Hosted keys over MCP, end to end (issue 9 items 2 and 5): the official MCP SDK client sends an integrator key
+ * Hosted keys over MCP, end to end: the official MCP SDK client sends an integrator key
  * (`Authorization: Bearer` or `x-service-key`) and `x-service-end-user` to the real service wired to the sandbox
  * world (anvil with Circle's FiatToken, the SDK facilitator over HTTP, the seller fleet). Tool answers carry the
  * hosted tier and block, count in the integrator's month exactly like the HTTP route, a suspended or revoked key is

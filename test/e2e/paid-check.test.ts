@@ -175,7 +175,7 @@ describe('a paid check', () => {
       string,
       unknown
     >;
-    // The public receipt says tier paid only with the landed settlement's transaction (issue 12).
+    // The public receipt says tier paid only with the landed settlement's transaction.
     expect(receipt).toMatchObject({ id: body.receipt_id, verdict: 'pay' });
     expect(receipt.access).toEqual(access);
   });

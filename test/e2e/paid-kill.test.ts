@@ -1,5 +1,5 @@
 /**
- * A paid check whose instance dies between its settlement and its answer (design.md promise 3; the buyer's expensive
+ * A paid check whose instance dies between its settlement and its answer (docs/architecture.md "Durability promises" 3; the buyer's expensive
  * mistake the product exists for: signing a second payment while the first has landed). The money moved once and no
  * answer left, so nothing was acknowledged and nothing need be kept; what matters is what the buyer can do next. The
  * same payment sent again to the restarted instance moves no money; Spotcheck's payment status says it landed and

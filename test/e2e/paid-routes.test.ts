@@ -1,5 +1,5 @@
 /**
- * The service's other paid routes end to end (spec §4, §7, §8): the catalog lookup (free 5 a day, then USD 0.02;
+ * The service's other paid routes end to end (docs/api.md §4, §7, §8): the catalog lookup (free 5 a day, then USD 0.02;
  * `/v1/lookup/paid` always paid) and the setup pack (always paid, USD 9), sold by the real service wired to the
  * sandbox world and paid by the official buyer client. Money is read on chain.
  */

@@ -1,5 +1,5 @@
 /**
- * No paid answer, receipt or observation without a landed settlement (issue 12, items 1 and 10), end to end: the real
+ * No paid answer, receipt or observation without a landed settlement, end to end: the real
  * service on a port wired to the sandbox (SDK facilitator over HTTP, anvil with Circle's FiatToken), the checked URL a
  * loopback endpoint of the caller's own. Each case pays with an EIP-3009 authorization that passes verify and then
  * cannot (or is said to) settle; nothing derived from the call may become public, and no money or free use moves.
@@ -173,7 +173,7 @@ describe('a paid payment-status call whose settlement fails', () => {
   });
 });
 
-describe('an authorization too short for the check (issue 12, item 1)', () => {
+describe('an authorization too short for the check', () => {
   it('is refused with 402 before the check runs: the target sees no probe, nothing is settled', async () => {
     const url = `${target.origin}/too-short`;
     const path = `${CHECK}?${new URLSearchParams({ url })}`;
@@ -191,7 +191,7 @@ describe('an authorization too short for the check (issue 12, item 1)', () => {
   });
 });
 
-describe('a facilitator that claims a settlement it did not make (issue 12, item 10)', () => {
+describe('a facilitator that claims a settlement it did not make', () => {
   it('"hello" on eip155:1 for one unit: 502 settlement_unverified, nothing public, nothing moved', async () => {
     const url = `${target.origin}/lied-to`;
     const path = `${CHECK}?${new URLSearchParams({ url })}`;

@@ -1,6 +1,6 @@
 /**
  * SIGTERM while the database does not answer: the clean close cannot finish, so the service gives it a deadline and
- * then exits as a SIGKILL would (design.md promise 3: nothing acknowledged is lost), and a second signal exits at once.
+ * then exits as a SIGKILL would (docs/architecture.md "Durability promises" 3: nothing acknowledged is lost), and a second signal exits at once.
  * A supervisor's stop never hangs on a stuck PostgreSQL. The database is a real cluster, frozen with SIGSTOP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -37,7 +37,7 @@ beforeAll(async () => {
   const seller = createSeller({ facilitator: facilitator.client, payTo: chain.accounts.service.address });
   const app = new H3().get('/v1/lookup/paid', (event) =>
     seller.sell(event, offer, async () => {
-      // Parameters are checked after verification and before settlement (spec §4).
+      // Parameters are checked after verification and before settlement (docs/api.md §4).
       const task = new URL(event.req.url).searchParams.get('task');
       if (!task)
         return Response.json({ error: { code: 'bad_parameters', message: 'task' } }, { status: 400 });

@@ -1,5 +1,5 @@
 /**
- * A real, throwaway PostgreSQL cluster for tests (issue 10: never a mock). A suite calls `startPostgres()` in
+ * A real, throwaway PostgreSQL cluster for tests (never a mock). A suite calls `startPostgres()` in
  * `beforeAll`: the cluster lives in a temp folder, listens on a free loopback port and on a unix socket in that
  * folder, and is stopped and removed by `stop()`. Each test may take its own database (`createDatabase`).
  *

@@ -95,7 +95,7 @@ export async function startPaidWorld(
   };
   const client = (index: number, clientOptions: { maxUsd?: string } = {}) => {
     const made = new x402Client().register('eip155:*', new ExactEvmScheme(buyer(index)));
-    // x402-notes §5: the SDK caps each payment at $1 unless told otherwise (the setup pack costs $9).
+    // docs/x402.md §5: the SDK caps each payment at $1 unless told otherwise (the setup pack costs $9).
     if (clientOptions.maxUsd !== undefined)
       made.setSpendControls({ maxAmountPerPayment: clientOptions.maxUsd });
     return made;

@@ -1,7 +1,7 @@
 /**
- * Regression tests of the one access gate (issue 9 item 1, what review found): an exempt caller asking for a dry
+ * Regression tests of the one access gate (what review found): an exempt caller asking for a dry
  * run gets the dry-run shape; a payment sent with a dry run is never taken; a free or dry-run check's public receipt
- * carries only the free tier's detail (spec §2.4, §2.6: a receipt holds the answer its caller got).
+ * carries only the free tier's detail (docs/api.md §2.4, §2.6: a receipt holds the answer its caller got).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FREE_ANSWER_KEYS } from '../../fixtures/answers.ts';

@@ -16,7 +16,7 @@ describe('live badges', () => {
       checkRow('sc-1', 'https://fresh.example/a', 'pay', ago(HOUR)),
       checkRow('sc-2', 'https://old.example/a', 'pay', ago(73 * HOUR)),
       checkRow('sc-3', 'https://fresh.example/b', 'skip', ago(2 * HOUR)),
-      // A caller's dry run with their own wallet must not grey out the host (issue 12 item 5).
+      // A caller's dry run with their own wallet must not grey out the host.
       checkRow('sc-4', 'https://fresh.example/a', 'skip', ago(60_000), { mode: 'dry-run' }),
     ]);
   });

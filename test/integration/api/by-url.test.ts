@@ -1,5 +1,5 @@
 /**
- * `GET /v1/receipts/by-url` answers a URL's public state (issue 12 item 5, docs/decisions.md "Public state of a
+ * `GET /v1/receipts/by-url` answers a URL's public state (docs/decisions.md "Public state of a
  * URL"): a third party cannot choose it with a dry run, or with an expectation of its own (`pay_to`, `network`,
  * `claimed_price`, an expiry check with its own skew) that turns someone else's URL into `skip`.
  */

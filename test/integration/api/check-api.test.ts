@@ -230,7 +230,7 @@ describe('dry runs', () => {
       await appFetch(spot.service, `/v1/receipts/${body.receipt_id}`)
     ).json()) as Record<string, unknown>;
     expect(receipt).toMatchObject({ mode: 'dry-run', payment_terms_sha256: null });
-    // A dry run's receipt publishes the dry-run answer only (issue 9 item 1).
+    // A dry run's receipt publishes the dry-run answer only.
     expect(receipt).not.toHaveProperty('payment');
     await check(spot, `${target(2)}&mode=live`);
     const list = (await (await appFetch(spot.service, '/v1/receipts?type=dry-run')).json()) as {
@@ -301,7 +301,7 @@ describe('probe reuse', () => {
   });
 });
 
-describe('a store error during a check (issue 7 item 8)', () => {
+describe('a store error during a check', () => {
   it('answers with history null instead of a 500, and the receipt is still issued', async () => {
     const spot = await start();
     const store = spot.service.deps.store;

@@ -1,5 +1,5 @@
 /**
- * Client identity behind TRUST_PROXY (issue 12 item 6): the forwarded address is parsed and canonicalized, so
+ * Client identity behind TRUST_PROXY: the forwarded address is parsed and canonicalized, so
  * ports, brackets and other spellings are one client; anything unparseable falls back to the socket address; and
  * the header is honoured only from a peer in TRUSTED_PROXIES. Measured on the free check (5 per client a day).
  */

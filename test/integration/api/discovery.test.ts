@@ -1,5 +1,5 @@
 /**
- * Every offer's 402 carries a bazaar discovery block that the SDK's own validators accept (issue 12 item 7):
+ * Every offer's 402 carries a bazaar discovery block that the SDK's own validators accept:
  * discovery tools run `validateDiscoveryExtension` and drop a route whose example does not match its schema.
  * Each paid route is fetched unpaid through the real service; the check route after the day's free checks.
  */

@@ -391,7 +391,7 @@ describe('reputation over the store', () => {
   });
 });
 
-describe('lookup attribution (spec §4: client, ref, payer)', () => {
+describe('lookup attribution (docs/api.md §4: client, ref, payer)', () => {
   const query =
     '/v1/lookup?task=fx-rate&client=my-agent&ref=campaign-7&payer=0x2222222222222222222222222222222222222222';
   it('journals who asked and whom they paid, per tier, and never changes the answer', async () => {

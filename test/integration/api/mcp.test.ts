@@ -211,7 +211,7 @@ describe('metering (the route is the meter)', () => {
     });
     const checked = await call(client, 'check_endpoint', { url: seller(22) });
     expect(checked.structuredContent).toMatchObject({ access: { tier: 'hosted' }, access_tier: 'hosted' });
-    // Lookups have no hosted mode (spec §5.1, §5.4: keys go on the check and payment status): the tool answers as
+    // Lookups have no hosted mode (docs/api.md §5.1, §5.4: keys go on the check and payment status): the tool answers as
     // it does for anyone, on the caller's free quota, instead of refusing the integrator's key.
     const tasks = (await call(client, 'list_tasks')).structuredContent as { tasks: { name: string }[] };
     const found = await call(client, 'lookup', { task: tasks.tasks[0]?.name });

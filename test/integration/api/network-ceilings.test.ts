@@ -1,5 +1,5 @@
 /**
- * Every free bucket has a per-network ceiling (issue 12 item 4): rotating addresses inside one IPv4 /24, or across
+ * Every free bucket has a per-network ceiling: rotating addresses inside one IPv4 /24, or across
  * the /64s of one IPv6 /48, meets a bound on free checks, free lookups, free payment status and dry runs. The
  * counts are journaled with each use, so a restart keeps them; a 400 uses nothing.
  */

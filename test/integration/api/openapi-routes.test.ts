@@ -1,6 +1,6 @@
 /**
- * `/openapi.json` against the routes themselves: every route the h3 app registers and every path of spec §4 (and
- * issue 9's invoices) is described; on a fresh DATA_DIR a described route answers 404 only with the documented
+ * `/openapi.json` against the routes themselves: every route the h3 app registers and every path of docs/api.md §4 (and
+ * the invoices) is described; on a fresh DATA_DIR a described route answers 404 only with the documented
  * "nothing published yet" codes; once a crawl run and a bazaar check are published and the site built, none answers 404; and the
  * listings, badges, the integrator's account and its invoices answer what the document says (every `appFetch`
  * answer is held to it, and so is each answer here, explicitly).
@@ -122,7 +122,7 @@ async function requestEach(): Promise<Array<{ method: string; template: string; 
 }
 
 describe('the document covers the routes', () => {
-  it('describes every route the app registers and every path of spec §4', () => {
+  it('describes every route the app registers and every path of docs/api.md §4', () => {
     // h3 2 has no public way to list an app's routes (h3js/h3#1111, open); its route table is `~routes`. The length
     // check below fails loudly if a new h3 renames it, rather than letting the comparison pass on an empty list.
     const routes = (spot.service.app as unknown as { '~routes': Array<{ method?: string; route?: string }> })[

@@ -119,7 +119,7 @@ const get = (spot: TestService, query: string, init: RequestInit & { ip?: string
   appFetch(spot.service, `${PATH}?${query}`, init);
 const json = async (res: Response) => (await res.json()) as Answer;
 
-describe('400 codes (spec §7), never metered', () => {
+describe('400 codes (docs/api.md §7), never metered', () => {
   const ADDR = BUYER.address;
   const cases: Array<[string, unknown, string]> = [
     ['a member but no reference', { client: 'agent-7' }, 'missing_reference'],
@@ -211,7 +211,7 @@ describe('402', () => {
   });
 });
 
-describe('503 chain_unavailable (spec §7)', () => {
+describe('503 chain_unavailable (docs/api.md §7)', () => {
   it('when no source answers: nothing issued and the free check given back', async () => {
     const spot = await start();
     chainMode = 'down';
@@ -241,7 +241,7 @@ describe('503 chain_unavailable (spec §7)', () => {
 });
 
 describe('the answer and its receipt', () => {
-  it('has the spec §2.7 fields; the signed copy is served at its URL and verifies', async () => {
+  it('has the docs/api.md §2.7 fields; the signed copy is served at its URL and verifies', async () => {
     const spot = await start();
     const res = await get(
       spot,
@@ -362,7 +362,7 @@ describe('paid calls', () => {
     expect(res.headers.get('payment-response')).toBeTruthy();
     const body = await json(res);
     expect(body.access).toEqual({ tier: 'paid', charged_usd: '0.02', tx: SETTLE_TX });
-    // A paid receipt names the settlement that paid for it (issue 12).
+    // A paid receipt names the settlement that paid for it.
     expect(body.receipt.access).toEqual({ tier: 'paid', charged_usd: '0.02', tx: SETTLE_TX });
     expect(settles.length - before).toBe(1);
   });

@@ -1,5 +1,5 @@
 /**
- * Receipt files are written after the answer (issue 10 point 5): a receipt is acknowledged once its journal line is
+ * Receipt files are written after the answer: a receipt is acknowledged once its journal line is
  * durable, served from memory until its file exists, and a process that dies between the fdatasync and the file
  * write leaves nothing lost: the next start replays the journal into the missing file and index row.
  */

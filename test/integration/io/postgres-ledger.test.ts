@@ -1,5 +1,5 @@
 /**
- * The ledger over the PostgreSQL store (issue 10 item 1): a receipt is acknowledged only once its row is committed
+ * The ledger over the PostgreSQL store: a receipt is acknowledged only once its row is committed
  * where every instance reads it, so another pool (another instance) finds it the moment `issue()` resolves, and a
  * receipt the database refuses is never acknowledged, though this instance's journal keeps it.
  */

@@ -1,5 +1,5 @@
 /**
- * Free quota, replay guard, hosted usage and rate limit shared through PostgreSQL (issue 10 item 2): three pools stand
+ * Free quota, replay guard, hosted usage and rate limit shared through PostgreSQL: three pools stand
  * for three instances on one database, and the counts must be exact across them, not per pool.
  */
 import postgres, { type Sql } from 'postgres';

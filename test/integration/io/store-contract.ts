@@ -1,5 +1,5 @@
 /**
- * The store contract: every store implementation passes this suite (conventions §3 item 14).
+ * The store contract: every store implementation passes this suite.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newestFirst, paidCallRecord } from '../../../core/catalog.ts';
@@ -486,7 +486,7 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       ]);
     });
 
-    it("answers a host's receipts from its host column, never reading another host's rows (issue 7 item 8)", async () => {
+    it("answers a host's receipts from its host column, never reading another host's rows", async () => {
       // Rows of other hosts count every field read once indexed: a query by host that scans them reads them.
       let reads = 0;
       const watched = (r: ReceiptRow) =>

@@ -135,7 +135,7 @@ describe('duckdb: a database made before public_state', () => {
   });
 });
 
-describe('duckdb: a database made before the host column (issue 7 item 8)', () => {
+describe('duckdb: a database made before the host column', () => {
   it('gains host columns filled from the normalized URLs, indexed, and answers by host from them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
     dirs.push(dir);

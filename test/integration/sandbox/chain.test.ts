@@ -52,7 +52,7 @@ describe('startChain', () => {
     expect(await read('symbol')).toBe('USDC');
     expect(await read('version')).toBe('2');
     expect(await read('decimals')).toBe(6);
-    // The mainnet domain separator (x402-notes §3.1): signatures made here are byte-identical to Base's.
+    // The mainnet domain separator (docs/x402.md §3.1): signatures made here are byte-identical to Base's.
     const separator = await chain.publicClient.readContract({
       address: chain.usdc,
       abi: domainAbi,

@@ -411,7 +411,7 @@ describe('settlement failures', () => {
   });
 });
 
-describe('a settle answer that does not describe the payment (issue 12, item 10)', () => {
+describe('a settle answer that does not describe the payment', () => {
   const landed = { success: true, transaction: TX, network: BASE, payer: BUYER.address, amount: '20000' };
   it.each([
     ['a transaction that is no hash', { ...landed, transaction: 'hello' }],
@@ -450,7 +450,7 @@ describe('a settle answer that does not describe the payment (issue 12, item 10)
   });
 });
 
-describe('the paid answer is completed only after the settlement landed (issue 12, item 1)', () => {
+describe('the paid answer is completed only after the settlement landed', () => {
   it('renders after settle, and awaits an async render before the answer leaves', async () => {
     const order: string[] = [];
     const facilitator = fakeFacilitator({
@@ -496,7 +496,7 @@ describe('the paid answer is completed only after the settlement landed (issue 1
   });
 });
 
-describe('an authorization that could expire before settlement (issue 12, item 1)', () => {
+describe('an authorization that could expire before settlement', () => {
   // The official client signs validBefore = now + 300 s; a seller clock ahead of it leaves less.
   const sellerAhead = (facilitator: Fake, aheadSeconds: number) => {
     const ahead = () => new Date(Date.now() + aheadSeconds * 1000);
@@ -624,7 +624,7 @@ describe('offers', () => {
       const offer = offerFor(name, 'https://spotcheck.example/', method);
       expect(offer.route.startsWith(`${method} /v1/`)).toBe(true);
       const response = await sellerWith(fakeFacilitator()).paymentRequired(offer);
-      // x402-notes §9 item 18: Node clients fail past 16 KB of headers.
+      // docs/x402.md §9.18: Node clients fail past 16 KB of headers.
       expect(response.headers.get('PAYMENT-REQUIRED')?.length).toBeLessThan(8192);
       const bazaar = (await challengeOf(response)).extensions?.['bazaar'] as {
         info: { input: { method: string } };
@@ -633,7 +633,7 @@ describe('offers', () => {
     },
   );
 
-  it('prices the offers per spec §8 and refuses an unsold method', () => {
+  it('prices the offers per docs/api.md §8 and refuses an unsold method', () => {
     expect(offerFor('setup-pack', 'https://s.example').priceAtomic).toBe('9000000');
     expect(offerFor('check', 'https://s.example', 'POST').route).toBe(
       'POST /v1/products/endpoint-spot-check',

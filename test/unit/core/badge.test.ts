@@ -13,7 +13,7 @@ const NOW = new Date('2026-11-24T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
 const HOUR = 3_600_000;
 
-describe('badgeState (spec §3.3)', () => {
+describe('badgeState (docs/api.md §3.3)', () => {
   it('is green with the stable days when the latest check is pay and under 72 h old', () => {
     const state = badgeState({ verdict: 'pay', issued_at: ago(71 * HOUR), stable_for_days: 12 }, NOW);
     expect(state).toMatchObject({ state: 'pay', color: 'green', message: 'pay · stable 12 days' });
@@ -97,7 +97,7 @@ describe('latestPublicCheck', () => {
     expect(latestPublicCheck(receipts, 'a.example', '/z')).toBeNull();
   });
 
-  it('ignores dry runs and checks against a caller-supplied expectation (issue 12 item 5)', () => {
+  it('ignores dry runs and checks against a caller-supplied expectation', () => {
     const receipts = [
       receipt('https://a.example/x', 'pay', ago(3 * HOUR)),
       receipt('https://a.example/x', 'skip', ago(2 * HOUR), { mode: 'dry-run' }),

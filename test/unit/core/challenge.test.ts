@@ -183,7 +183,7 @@ describe('decodeChallenge: v2 header', () => {
   });
 });
 
-describe('decodeChallenge: invalid options (design.md rule 5)', () => {
+describe('decodeChallenge: invalid options (docs/api.md §3.1 rule 5)', () => {
   it.each([
     ['decimal amount', { amount: '0.01' }, 'amount'],
     ['numeric amount', { amount: 10000 }, 'amount'],
@@ -262,7 +262,7 @@ describe('decodeChallenge: invalid options (design.md rule 5)', () => {
 });
 
 describe('decodeChallenge: v1 body', () => {
-  it('decodes the v1 body of x402-notes §2.2', () => {
+  it('decodes the v1 body of docs/x402.md §2.2', () => {
     const value = ok(decodeChallenge({ status: 402, headers: {}, body: buildV1Body() }));
     expect(value).toEqual({
       version: 1,
@@ -354,7 +354,7 @@ describe('decodeChallenge: v1 body', () => {
 });
 
 describe('decodeChallenge: fallbacks', () => {
-  it('falls back to a valid v1 body beside a broken header (x402-notes §9.2)', () => {
+  it('falls back to a valid v1 body beside a broken header (docs/x402.md §9.2)', () => {
     // The broken header of the pitfall: base64 of a bare accepts array.
     const broken = toBase64(JSON.stringify([buildAccept()]));
     const value = ok(

@@ -11,7 +11,7 @@ import {
   payUrl,
 } from '../../../core/invoice.ts';
 
-describe('hosted bands (design.md: 1-1,000 free_allowance, 1,001-2,000 standard 20000, from 2,001 volume 10000)', () => {
+describe('hosted bands (docs/api.md §5.4: 1-1,000 free_allowance, 1,001-2,000 standard 20000, from 2,001 volume 10000)', () => {
   it.each([
     [1, 'free_allowance', 0n],
     [1000, 'free_allowance', 0n],

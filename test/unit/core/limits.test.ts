@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../core/limits.ts';
 
-// Every value is written out from spec §8 here, never derived from LIMITS itself.
-describe('LIMITS pins spec §8', () => {
+// Every value is written out from docs/api.md §8 here, never derived from LIMITS itself.
+describe('LIMITS pins docs/api.md §8', () => {
   it.each([
     ['freeChecksPerDay', 5, 'Free endpoint checks: 5 per client per UTC day'],
     ['freeChecksPerNetwork', 25, 'Free endpoint checks: at most 25 per network'],

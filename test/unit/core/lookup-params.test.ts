@@ -10,7 +10,7 @@ const code = (raw: Record<string, unknown>, requireReference = false) => {
 };
 
 describe('parseLookupParams', () => {
-  it('applies the defaults of spec §8', () => {
+  it('applies the defaults of docs/api.md §8', () => {
     expect(parse({})).toEqual({
       ok: true,
       value: {

@@ -23,7 +23,7 @@ function accept(overrides: Partial<Accept> = {}): Accept {
 }
 
 describe('buildPayment', () => {
-  it('builds the spec §2.2 object', () => {
+  it('builds the docs/api.md §2.2 object', () => {
     expect(buildPayment(accept(), probedAt)).toEqual({
       network: BASE,
       asset: BASE_USDC,

@@ -86,7 +86,7 @@ describe('canonicalJson: I-JSON rejections (RFC 8785 §3.1, RFC 7493)', () => {
     );
   });
 
-  it('drops undefined object members (spec §2.6)', () => {
+  it('drops undefined object members (docs/api.md §2.6)', () => {
     expect(canonicalJson({ b: undefined, a: 1 })).toBe('{"a":1}');
   });
 });

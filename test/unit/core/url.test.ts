@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_URL_LENGTH, normalizeUrl, parseTargetUrl } from '../../../core/url.ts';
 
 describe('normalizeUrl', () => {
-  // spec §2.10 `dedupe`: lower-case scheme and host, no default port, no fragment, no trailing slash, sorted query.
+  // docs/api.md §2.10 `dedupe`: lower-case scheme and host, no default port, no fragment, no trailing slash, sorted query.
   it.each([
     ['https://a.example/', 'https://a.example'],
     ['https://a.example', 'https://a.example'],

@@ -1,5 +1,5 @@
 /**
- * The request a listing's example parameters make (spec §2.10): the query on the URL for GET and POST, the JSON body
+ * The request a listing's example parameters make (docs/api.md §2.10): the query on the URL for GET and POST, the JSON body
  * for a POST only, and nothing oversized.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The layers of the house (design.md "Layout", CONTRIBUTING): `core/` is pure (no `node:` modules, no I/O
+ * The layers of the house (docs/architecture.md "Rules of the house", CONTRIBUTING): `core/` is pure (no `node:` modules, no I/O
  * packages, nothing outside `core/`), `io/` never reaches up into `api/` or `crawl/`, and `api/` and `crawl/` never
  * import each other. Read from the source files themselves, so a wrong arrow fails here, for everyone.
  */
