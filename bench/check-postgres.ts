@@ -1,5 +1,5 @@
 /**
- * Issue 10 targets: "PostgreSQL: one instance's cached-check throughput >= 60 % of the embedded default in the same
+ * Target: "PostgreSQL: one instance's cached-check throughput >= 60 % of the embedded default in the same
  * run; added latency p50 <= 3 ms", every answer carrying a receipt acknowledged only once committed in PostgreSQL
  * (and fsynced in the journal).
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 7 target: "ingest of a 10,000-receipt run into a server under check load without an answer over 100 ms".
+ * Target: "ingest of a 10,000-receipt run into a server under check load without an answer over 100 ms".
  *
  * Method: the service (`api/main.ts`, its own process, durable receipts) answers a closed loop of cached exempt checks
  * of one sandbox seller (BENCH_CONNECTIONS keep-alive connections, default 32, as `check-throughput`). A published

@@ -1,5 +1,5 @@
 /**
- * Issue 9 target: "hosted cached-check throughput with key lookup, rate limiting and usage accounting on: >= 90 % of
+ * Target: "hosted cached-check throughput with key lookup, rate limiting and usage accounting on: >= 90 % of
  * the exempt cached-check throughput in the same run".
  *
  * Method: one service process (`api/main.ts`, journal fsync on) over a DATA_DIR prepared with one integrator and

@@ -1,5 +1,5 @@
 /**
- * Issue 9 target: "invoices for a month of 1,000,000 hosted checks over 100 integrators: <= 30 s".
+ * Target: "invoices for a month of 1,000,000 hosted checks over 100 integrators: <= 30 s".
  *
  * Method: a fresh journal receives BENCH_INVOICE_CHECKS hosted-use records (default 1,000,000) of last month spread
  * over 100 integrators (untimed set-up, fsync off), then `issueInvoices` runs as `npm run invoices` runs it without a

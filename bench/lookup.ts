@@ -1,5 +1,5 @@
 /**
- * Issue 8 target: `/v1/lookup` p50 <= 5 ms and p99 <= 20 ms with 1,000,000 paid-call records over 10,000 services
+ * Target: `/v1/lookup` p50 <= 5 ms and p99 <= 20 ms with 1,000,000 paid-call records over 10,000 services
  * in the store. The records are written straight into a fresh DuckDB file (the schema the store creates), the real
  * service (`api/main.ts`, own process) is started over it, and sequential lookups over one keep-alive connection
  * (exempt key, so the free quota never interferes) are timed end to end, rotating over the tasks. Then the same

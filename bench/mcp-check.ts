@@ -1,5 +1,5 @@
 /**
- * Issue 9 target: "MCP `check_endpoint` on a cached probe: p50 within 2 ms of the HTTP route".
+ * Target: "MCP `check_endpoint` on a cached probe: p50 within 2 ms of the HTTP route".
  *
  * Method: the seller `sdk-ok` runs in this process; the service runs in its own process (`api/main.ts`, journal
  * fsync on, an exempt key so no quota interferes; the MCP request carries the same key). One URL is probed once,

@@ -69,7 +69,7 @@ export const PAYMENT_INPUT_CODES = [
   'unsupported_asset',
   'bad_seller_url',
   'bad_body',
-  // Issue 12 item 9: the check's label codes, and terms that are not an address, a network and an atomic amount.
+  // The check's label codes, and terms that are not an address, a network and an atomic amount.
   'bad_client',
   'bad_ref',
   'bad_terms',

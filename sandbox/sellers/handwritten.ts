@@ -152,7 +152,7 @@ export const handwritten = {
   'pay-to-listing': () => (req, res) =>
     sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, LISTING_WALLET)])),
 
-  // Issue 12 item 3: the fleet wallet with a zero-width space appended renders as the honest 402, but no wallet
+  // The fleet wallet with a zero-width space appended renders as the honest 402, but no wallet
   // can sign to it.
   'hidden-payee':
     ({ payTo }) =>

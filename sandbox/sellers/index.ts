@@ -45,7 +45,7 @@ export type SellerFleet = {
   urls: Record<SellerName, string>;
   /** The honest sellers' wallet. */
   payTo: Address;
-  /** The verdict design.md prescribes for an unpaid probe of each URL with default expectations. */
+  /** The verdict docs/api.md §3.1 gives for an unpaid probe of each URL with default expectations. */
   expectations: Record<SellerName, Expectation>;
   /** Stops every seller and destroys its open sockets; safe to call twice. */
   close(): Promise<void>;

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 8: no credentials published. A target URL with userinfo is answered 400 `bad_url` (payment status:
+ * No credentials published. A target URL with userinfo is answered 400 `bad_url` (payment status:
  * `bad_seller_url`) before any probe or receipt, on every way in, so `user:pw` never reaches a receipt, the list or
  * the by-url index.
  */

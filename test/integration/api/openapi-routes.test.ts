@@ -44,7 +44,7 @@ const SPEC_ROUTES: ReadonlyArray<[string, string, string]> = [
   ['POST', '/mcp', '/mcp'],
   ['GET', '/openapi.json', '/openapi.json'],
   ['GET', '/.well-known/jwks.json', '/.well-known/jwks.json'],
-  // Issue 9 item 4.
+  // Invoices.
   ['GET', '/v1/invoices/inv-202601-acme', '/v1/invoices/{id}'],
   ['GET', '/v1/invoices/inv-202601-acme.pdf', '/v1/invoices/{id}.pdf'],
   ['GET', '/v1/invoices/inv-202601-acme/pay', '/v1/invoices/{id}/pay'],

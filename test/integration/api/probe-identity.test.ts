@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 2: a cached probe answers only for the URL it requested. The real prober against a strict loopback
+ * A cached probe answers only for the URL it requested. The real prober against a strict loopback
  * server where `/paid/` is a 404 and `/paid` a 402: a probe of one is never reused for the other, and every receipt
  * names the URL whose status it reports.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10 point 5: the receipt file is written after the answer, off the request path. Until it is, GET
+ * The receipt file is written after the answer, off the request path. Until it is, GET
  * /v1/receipts/{id} serves the acknowledged receipt from memory; once the writer catches up, the file holds it.
  */
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 3: `pay` only for a payee and asset that can be signed. With no expected wallet, a 402 whose
+ * `pay` only for a payee and asset that can be signed. With no expected wallet, a 402 whose
  * `payTo` or `asset` is not a valid address of its network (or hides invisible or bidirectional-control characters)
  * is `bad_challenge`, through the real decoder and the verdict rules.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 9: signed text is plain text. One label rule for `client` and `ref` on every route (check, payment
+ * Signed text is plain text. One label rule for `client` and `ref` on every route (check, payment
  * status, lookup), and payment-status `terms` validated as an address, a CAIP-2 network and an atomic amount.
  */
 import { describe, expect, it } from 'vitest';
