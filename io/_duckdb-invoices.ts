@@ -8,7 +8,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { newPayToken } from '../core/invoice.ts';
 import { invoiceOf, overpaymentOf } from './_invoice-rows.ts';
 import { select } from './duckdb-query.ts';
-import type { IntegratorStore, InvoiceRow, Overpayment } from './integrator-store.ts';
+import type { IntegratorStore, InvoiceRow, InvoiceStore, Overpayment } from './integrator-store.ts';
 
 /** The invoice tables, and the columns added to a file made before pay tokens and claims. */
 export const INVOICE_SCHEMA = `
@@ -23,20 +23,6 @@ CREATE TABLE IF NOT EXISTS invoice_overpayments (
   amount_atomic VARCHAR NOT NULL, recorded_at VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS invoice_runs (month VARCHAR PRIMARY KEY, ran_at VARCHAR NOT NULL);
 `;
-
-type InvoiceMethods = Pick<
-  IntegratorStore,
-  | 'addInvoice'
-  | 'invoice'
-  | 'invoices'
-  | 'claimInvoice'
-  | 'releaseInvoice'
-  | 'markInvoicePaid'
-  | 'addOverpayment'
-  | 'overpayments'
-  | 'markInvoiceRun'
-  | 'invoiceRuns'
->;
 
 /**
  * Gives every invoice stored before pay tokens a random one (its signed body keeps its old link; the integrator
@@ -58,7 +44,7 @@ export async function tokenizeInvoices(
 export function duckdbInvoices(
   db: DuckDBConnection,
   serial: <T>(work: () => Promise<T>) => Promise<T>,
-): InvoiceMethods {
+): InvoiceStore {
   const rows = (sql: string, values: DuckDBValue[] = []) => serial(() => select(db, sql, values));
   const changed = (sql: string, values: DuckDBValue[]) =>
     serial(async () => (await select(db, `${sql} RETURNING id`, values)).length > 0);

@@ -5,24 +5,10 @@
  */
 import type { Sql } from 'postgres';
 import { invoiceOf, overpaymentOf } from './_invoice-rows.ts';
-import type { IntegratorStore } from './integrator-store.ts';
-
-type InvoiceMethods = Pick<
-  IntegratorStore,
-  | 'addInvoice'
-  | 'invoice'
-  | 'invoices'
-  | 'claimInvoice'
-  | 'releaseInvoice'
-  | 'markInvoicePaid'
-  | 'addOverpayment'
-  | 'overpayments'
-  | 'markInvoiceRun'
-  | 'invoiceRuns'
->;
+import type { InvoiceStore } from './integrator-store.ts';
 
 /** The invoice methods over a migrated pool. */
-export function postgresInvoices(sql: Sql): InvoiceMethods {
+export function postgresInvoices(sql: Sql): InvoiceStore {
   return {
     async addInvoice(row) {
       const inserted =

@@ -98,6 +98,21 @@ export type IntegratorStore = {
   close(): Promise<void>;
 };
 
+/** The invoice half of {@link IntegratorStore}, one module per backend (`_duckdb-invoices.ts`, `_postgres-invoices.ts`). */
+export type InvoiceStore = Pick<
+  IntegratorStore,
+  | 'addInvoice'
+  | 'invoice'
+  | 'invoices'
+  | 'claimInvoice'
+  | 'releaseInvoice'
+  | 'markInvoicePaid'
+  | 'addOverpayment'
+  | 'overpayments'
+  | 'markInvoiceRun'
+  | 'invoiceRuns'
+>;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS integrators (
   id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, credit_limit_atomic VARCHAR NOT NULL, created_at VARCHAR NOT NULL);
