@@ -2,7 +2,7 @@
  * Reading JSON request bodies with a hard size cap: a hostile or broken client costs bounded memory and time.
  */
 import type { H3Event } from 'h3';
-import { readBoundedText } from '../io/bounded-body.ts';
+import { readBoundedText } from '../io/probe/bounded-body.ts';
 import { apiError } from './errors.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;

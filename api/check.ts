@@ -8,8 +8,8 @@ import { assembleCheck } from '../core/check-answer.ts';
 import type { ProbeOutcome } from '../core/model.ts';
 import { cachedProbe, type ProbeCache } from '../core/probe-cache.ts';
 import { newReceiptId } from '../core/receipt.ts';
-import type { Ledger } from '../io/ledger.ts';
-import type { Store } from '../io/store.ts';
+import type { Ledger } from '../io/receipts/ledger.ts';
+import type { Store } from '../io/store/port.ts';
 import type { PaidAccess } from './deps.ts';
 import type { CheckParams } from './params.ts';
 

@@ -3,7 +3,7 @@
  */
 import type { H3Event } from 'h3';
 import type { CheckAnswerPaid } from '../core/answer-schemas.ts';
-import type { BadgeRenderer } from '../io/badge-image.ts';
+import type { BadgeRenderer } from '../io/documents/badge-image.ts';
 import type { Jwks } from '../io/keys.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps } from './check.ts';

@@ -3,7 +3,7 @@
  * docs/api.md §7. Anything caused by the caller's input is a 4xx with a stable code; the codes are published in the README.
  */
 import { HTTPError } from 'h3';
-import { DatabaseUnavailable } from '../io/postgres-wait.ts';
+import { DatabaseUnavailable } from '../io/postgres/wait.ts';
 
 /** Raises an API error from inside a handler; the app's error hook renders it. */
 export function apiError(
@@ -35,7 +35,7 @@ export function errorResponse(
 }
 
 /**
- * The 503 of a request whose database did not answer in time or lost its connection (`io/postgres-wait.ts`), found
+ * The 503 of a request whose database did not answer in time or lost its connection (`io/postgres/wait.ts`), found
  * anywhere in the chain of causes of `error`; null for any other error.
  */
 export function databaseUnavailable(error: unknown): Response | null {

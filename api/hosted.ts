@@ -3,9 +3,9 @@
  * for the database), the usage meter restored from the snapshot and the journal, the per-key rate limit, and the
  * operator's operations arriving through the inbox. Routes meet it through the access gate.
  *
- * With `DATABASE_URL` the meter and the rate limit are shared by every instance (`io/postgres-hosted.ts`): a use is
+ * With `DATABASE_URL` the meter and the rate limit are shared by every instance (`io/hosted-meter/postgres.ts`): a use is
  * durable once reserved there, so nothing is journaled or folded, and the keys are reloaded whenever any instance
- * or CLI announces a change (`io/postgres-integrators.ts`), and every minute besides.
+ * or CLI announces a change (`io/integrators/postgres.ts`), and every minute besides.
  */
 import type { H3Event } from 'h3';
 import { HOSTED } from '../core/hosted.ts';
@@ -19,11 +19,11 @@ import {
   type JournalTail,
   loadMeter,
   recordHostedUse,
-} from '../io/hosted-usage.ts';
-import { applyOp, parseOp } from '../io/integrator-ops.ts';
-import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrator-store.ts';
-import { issueInvoices } from '../io/invoices.ts';
-import type { Journal } from '../io/journal.ts';
+} from '../io/hosted-meter/usage.ts';
+import { issueInvoices } from '../io/integrators/invoices.ts';
+import { applyOp, parseOp } from '../io/integrators/ops.ts';
+import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrators/port.ts';
+import type { Journal } from '../io/receipts/journal.ts';
 import { readCredential } from './credentials.ts';
 import { apiError } from './errors.ts';
 

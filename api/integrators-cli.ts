@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { usdToAtomic } from '../core/amount.ts';
 import { formatServiceKey, hashSecret, newServiceKey } from '../core/service-key.ts';
-import { parseOp } from '../io/integrator-ops.ts';
+import { parseOp } from '../io/integrators/ops.ts';
 import { fail, runOperatorOp } from './operator.ts';
 
 const USAGE = `usage: npm run integrators -- create --name <name> --credit-limit <USD> [--id <id>]

@@ -4,7 +4,7 @@
  * `npm run invoices -- --overpayments`: the settlements that landed on invoices already paid, to return.
  */
 import { parseArgs } from 'node:util';
-import { parseOp } from '../io/integrator-ops.ts';
+import { parseOp } from '../io/integrators/ops.ts';
 import { fail, runOperatorOp } from './operator.ts';
 
 const USAGE = 'usage: npm run invoices -- --month YYYY-MM\n       npm run invoices -- --overpayments';

@@ -16,9 +16,9 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { type ListingRow, parseListings } from '../core/listings.ts';
 import { dataPaths } from '../io/data-paths.ts';
-import { openDuckDbStore } from '../io/duckdb-store.ts';
 import { handOver } from '../io/inbox.ts';
-import { openPostgresStore } from '../io/postgres-store.ts';
+import { openDuckDbStore } from '../io/store/duckdb.ts';
+import { openPostgresStore } from '../io/store/postgres.ts';
 import { readConfig } from './config.ts';
 
 const file = process.argv[2];

@@ -7,16 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dataPaths } from '../io/data-paths.ts';
-import type { JournalTail } from '../io/hosted-usage.ts';
+import type { JournalTail } from '../io/hosted-meter/usage.ts';
 import { handOver } from '../io/inbox.ts';
-import { applyOp, type IntegratorOp } from '../io/integrator-ops.ts';
-import { type IntegratorStore, openIntegratorStore } from '../io/integrator-store.ts';
-import { issueInvoices } from '../io/invoices.ts';
-import { readJournal } from '../io/journal.ts';
+import { issueInvoices } from '../io/integrators/invoices.ts';
+import { applyOp, type IntegratorOp } from '../io/integrators/ops.ts';
+import { type IntegratorStore, openIntegratorStore } from '../io/integrators/port.ts';
+import { postgresIntegratorStore } from '../io/integrators/postgres.ts';
 import { loadSigningKeys } from '../io/keys.ts';
-import { postgresIntegratorStore } from '../io/postgres-integrators.ts';
-import { connectPostgres } from '../io/postgres-store.ts';
+import { readJournal } from '../io/receipts/journal.ts';
 import { loadServiceWallet } from '../io/secrets.ts';
+import { connectPostgres } from '../io/store/postgres.ts';
 import { type Config, readConfig } from './config.ts';
 
 /** The inbox file-name prefix of operations; the server's inbox handler routes on it. */
@@ -58,7 +58,7 @@ export function fail(message: string): never {
 
 /**
  * With `DATABASE_URL` the operation goes straight to PostgreSQL, whatever runs: every instance hears of key changes
- * (`io/postgres-integrators.ts`), and usage is counted there, so invoices need no journal.
+ * (`io/integrators/postgres.ts`), and usage is counted there, so invoices need no journal.
  */
 async function runOnPostgres(config: Config, database: { url: string }, op: IntegratorOp): Promise<void> {
   const sql = await connectPostgres(database.url, { poolSize: 2 });

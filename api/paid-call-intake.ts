@@ -19,9 +19,9 @@ import {
   readJsonRecord,
   readNdjson,
   readPointer,
-} from '../io/crawl-runs.ts';
-import type { SharedTasks } from '../io/postgres-tasks.ts';
-import type { ReceiptRow, Store } from '../io/store.ts';
+} from '../io/runs/paths.ts';
+import type { ReceiptRow, Store } from '../io/store/port.ts';
+import type { SharedTasks } from '../io/tasks/postgres.ts';
 
 export type PaidCallIntake = {
   /** Takes in what was published since the last look (at most one look a second unless `force`). */

@@ -4,7 +4,7 @@
  * at start-up, so counts survive restarts. The quota itself lives beside the ledger, in `api/`.
  */
 import { type Quota, utcDay } from '../core/quota.ts';
-import type { Ledger } from '../io/ledger.ts';
+import type { Ledger } from '../io/receipts/ledger.ts';
 
 /** The units one answer used: the UTC day and the `[bucket, id]` keys reserved. */
 export type QuotaUse = { day: string; keys: Array<[bucket: string, id: string]> };

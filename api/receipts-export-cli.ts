@@ -8,13 +8,13 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataPaths } from '../io/data-paths.ts';
-import { connectPostgres } from '../io/postgres-store.ts';
 import {
   exportReceipts,
   journalReceipts,
   postgresReceipts,
   type ReceiptSource,
-} from '../io/receipt-export.ts';
+} from '../io/receipts/export.ts';
+import { connectPostgres } from '../io/store/postgres.ts';
 import { readConfig } from './config.ts';
 
 const USAGE = 'usage: npm run receipts:export -- [--out DIR] [--journal DIR]';

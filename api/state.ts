@@ -9,16 +9,16 @@ import { HOSTED } from '../core/hosted.ts';
 import { createQuota, type Quota, type QuotaPort, quotaPort } from '../core/quota.ts';
 import type { ReplayGuard } from '../core/replay.ts';
 import type { dataPaths } from '../io/data-paths.ts';
-import { openDuckDbStore } from '../io/duckdb-store.ts';
-import { type IntegratorStore, openIntegratorStore } from '../io/integrator-store.ts';
-import { postgresMeter, postgresRateLimiter } from '../io/postgres-hosted.ts';
-import { postgresIntegratorStore, watchIntegrators } from '../io/postgres-integrators.ts';
-import { openPostgresQuota } from '../io/postgres-quota.ts';
-import { openPostgresReplayGuard } from '../io/postgres-replay.ts';
-import { connectPostgres, postgresStore } from '../io/postgres-store.ts';
-import { postgresTasks, type SharedTasks } from '../io/postgres-tasks.ts';
-import { boundedPort } from '../io/postgres-wait.ts';
-import type { Store } from '../io/store.ts';
+import { postgresMeter, postgresRateLimiter } from '../io/hosted-meter/postgres.ts';
+import { type IntegratorStore, openIntegratorStore } from '../io/integrators/port.ts';
+import { postgresIntegratorStore, watchIntegrators } from '../io/integrators/postgres.ts';
+import { boundedPort } from '../io/postgres/wait.ts';
+import { openPostgresQuota } from '../io/quota/postgres.ts';
+import { openPostgresReplayGuard } from '../io/replay/postgres.ts';
+import { openDuckDbStore } from '../io/store/duckdb.ts';
+import type { Store } from '../io/store/port.ts';
+import { connectPostgres, postgresStore } from '../io/store/postgres.ts';
+import { postgresTasks, type SharedTasks } from '../io/tasks/postgres.ts';
 import type { Config } from './config.ts';
 import type { SharedHosted } from './hosted.ts';
 
@@ -66,7 +66,7 @@ export async function openState(
   }
   const sql = await connectPostgres(config.database.url, { poolSize: config.database.poolSize });
   try {
-    // What a request reads or waits for gets a deadline (io/postgres-wait.ts); the background work does not.
+    // What a request reads or waits for gets a deadline (io/postgres/wait.ts); the background work does not.
     const store = boundedPort(postgresStore(sql, { endPool: false }), STORE_WAITS);
     // In the background: the instance answers meanwhile, and its first lookup waits for what is left of the load.
     store

@@ -99,7 +99,7 @@ export async function run(): Promise<Result> {
     console.log(
       `where a miss waits (diagnostic, service parts run in this process, ${breakdownRounds} rounds):`,
     );
-    console.log(line('  probe (io/prober.ts)', parts.probe));
+    console.log(line('  probe (io/probe/prober.ts)', parts.probe));
     console.log(line('  index read after queued writes', parts.readAfterWrites));
     console.log(line('  index read, nothing queued', parts.readAlone));
     console.log(line('  journal append (fdatasync)', parts.journal));

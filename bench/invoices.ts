@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { amountDue } from '../core/hosted.ts';
-import { openIntegratorStore } from '../io/integrator-store.ts';
-import { issueInvoices } from '../io/invoices.ts';
-import { createJournal, readJournal } from '../io/journal.ts';
+import { issueInvoices } from '../io/integrators/invoices.ts';
+import { openIntegratorStore } from '../io/integrators/port.ts';
 import { loadSigningKeys } from '../io/keys.ts';
+import { createJournal, readJournal } from '../io/receipts/journal.ts';
 import { removeLater } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 

@@ -1,13 +1,13 @@
 /**
- * The durable-receipt path alone, to separate its cost from the rest of a check: `io/journal.ts` group commit
+ * The durable-receipt path alone, to separate its cost from the rest of a check: `io/receipts/journal.ts` group commit
  * (fdatasync on) with BENCH_CONNECTIONS appenders (default 32) for BENCH_JOURNAL_SECONDS (default 5), first alone,
- * then with the DuckDB index (`io/duckdb-store.ts`) receiving every record as the ledger does after each commit.
+ * then with the DuckDB index (`io/store/duckdb.ts`) receiving every record as the ledger does after each commit.
  * Records are ~3 KB, about the size of a signed check receipt.
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openDuckDbStore } from '../io/duckdb-store.ts';
-import { createJournal } from '../io/journal.ts';
+import { createJournal } from '../io/receipts/journal.ts';
+import { openDuckDbStore } from '../io/store/duckdb.ts';
 import { tempDataDir } from './_lib/processes.ts';
 import { type Figure, intEnv, type Result, round } from './_lib/result.ts';
 import { line, type Summary, summarize } from './_lib/stats.ts';

@@ -10,8 +10,8 @@
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import { dataPaths } from '../io/data-paths.ts';
-import { openDuckDbStore } from '../io/duckdb-store.ts';
-import { connectPostgres } from '../io/postgres-store.ts';
+import { openDuckDbStore } from '../io/store/duckdb.ts';
+import { connectPostgres } from '../io/store/postgres.ts';
 import { postgresMissing, startPostgres } from '../test/helpers/postgres.ts';
 import { keepAliveAgent, timedGet } from './_lib/http.ts';
 import { startServer, tempDataDir } from './_lib/processes.ts';

@@ -1,7 +1,7 @@
 /**
  * The status badge state (docs/api.md §3.3): green `pay · stable N days` only when the latest public check of the
  * host (or of one exact path on it) is `pay` and under 72 hours old; grey `stale` or `not verified` otherwise.
- * Pure: the clock comes in as `now`. The image is drawn by `io/badge-image.ts`; the site and the live server
+ * Pure: the clock comes in as `now`. The image is drawn by `io/documents/badge-image.ts`; the site and the live server
  * both ask this module what to draw.
  */
 import { isPublicState } from './public-state.ts';

@@ -1,7 +1,7 @@
 /**
  * Hosted usage per integrator and UTC month (docs/api.md §2.5, §8). Like the free quota (`core/quota.ts`), a use is
  * reserved synchronously, before any await, so concurrent calls get consecutive call numbers and exact bands; a
- * use is released when no answer was given. The durable record of each use is the journal (`io/hosted-usage.ts`),
+ * use is released when no answer was given. The durable record of each use is the journal (`io/hosted-meter/usage.ts`),
  * replayed into {@link HostedMeter.restore} at start-up.
  */
 import { amountDue, type Band, bandOf, utcMonth } from './hosted.ts';
@@ -42,7 +42,7 @@ export type HostedReservation = { ok: true; use: HostedUse } | ({ ok: false } & 
 
 /**
  * What hosted calls reserve from and the integrator route reads: the in-memory meter of one process
- * ({@link meterPort}), or the usage every instance shares (`io/postgres-hosted.ts`, `DATABASE_URL`), which decides in
+ * ({@link meterPort}), or the usage every instance shares (`io/hosted-meter/postgres.ts`, `DATABASE_URL`), which decides in
  * one database transaction.
  */
 export type MeterPort = {

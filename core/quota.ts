@@ -34,7 +34,7 @@ export type Quota = {
 
 /**
  * What the access gate reserves from: the in-memory {@link Quota} of one process ({@link quotaPort}), or the quota
- * every instance shares (`io/postgres-quota.ts`, `DATABASE_URL`), which decides in one database transaction.
+ * every instance shares (`io/quota/postgres.ts`, `DATABASE_URL`), which decides in one database transaction.
  */
 export type QuotaPort = {
   reserve(keys: QuotaKey[]): Promise<ReserveResult>;

@@ -20,7 +20,7 @@ const POLICY = 'hosted';
 
 /**
  * What a rate limiter asks of its store of call times: the in-memory limiter of one process ({@link ratePort}), or
- * the window every instance shares (`io/postgres-hosted.ts`, `DATABASE_URL`).
+ * the window every instance shares (`io/hosted-meter/postgres.ts`, `DATABASE_URL`).
  */
 export type RatePort = {
   take(key: string): Promise<RateDecision>;

@@ -1,6 +1,6 @@
 /**
  * The replay guard's port: what the seller asks of it, the same for the in-memory guard
- * (`api/x402/_replay.ts`, one process) and the shared one (`io/postgres-replay.ts`, every instance).
+ * (`api/x402/_replay.ts`, one process) and the shared one (`io/replay/postgres.ts`, every instance).
  */
 
 /** Longest a key is held: a payload signed for years must not pin memory for years. */

@@ -148,7 +148,7 @@ export function rulesDocument() {
       skipPageSize: SKIP_PAGE_SIZE,
       crawlTimeoutMs: 5000,
       crawlInFlightPerHost: 3,
-      // crawl/run.ts PER_DOMAIN and io/address-slots.ts MAX_IN_FLIGHT_PER_ADDRESS (test/unit/core/crawl-files.test.ts
+      // crawl/run.ts PER_DOMAIN and io/probe/address-slots.ts MAX_IN_FLIGHT_PER_ADDRESS (test/unit/core/crawl-files.test.ts
       // holds them equal); why these figures: docs/decisions.md "The crawl" and "The probe".
       crawlInFlightPerDomain: 12,
       probeInFlightPerAddress: 32,

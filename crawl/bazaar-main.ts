@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runPaths } from '../io/crawl-runs.ts';
-import { RunLockedError } from '../io/run-lock.ts';
+import { RunLockedError } from '../io/runs/lock.ts';
+import { runPaths } from '../io/runs/paths.ts';
 import { DEFAULT_SEARCH, runBazaarCheck } from './bazaar.ts';
 import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { CrawlFacts } from '../core/crawl-facts.ts';
 import type { SourceReport } from '../core/source-listing.ts';
 import { normalizeUrl } from '../core/url.ts';
-import { isRunId, publishedRunDir, type RunPaths } from '../io/crawl-runs.ts';
+import { isRunId, publishedRunDir, type RunPaths } from '../io/runs/paths.ts';
 
 /** What the previous published run gives the carry: its id, index lines, and its `listings.json` when asked. */
 export type PreviousIndex = { runId: string; lines: readonly unknown[]; listings: () => Promise<unknown> };

@@ -7,7 +7,7 @@ import { parseCidrList } from '../core/ssrf.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
 import { loadSigningKeys } from '../io/keys.ts';
-import { createProber } from '../io/prober.ts';
+import { createProber } from '../io/probe/prober.ts';
 import { pooledRandom } from '../io/random-pool.ts';
 import type { EndpointDeps } from './probe-endpoint.ts';
 import { MAX_DEFAULT_CONCURRENCY } from './run.ts';
@@ -25,7 +25,7 @@ export async function cliDeps(env: Record<string, string | undefined>) {
     ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
   });
   const endpoint: Omit<EndpointDeps, 'runId' | 'origin'> = {
-    // A host's next GET takes the connection its last one left, to the same approved address (io/prober.ts). Pacing
+    // A host's next GET takes the connection its last one left, to the same approved address (io/probe/prober.ts). Pacing
     // holds hosts back, so up to as many connections may wait idle as may be in flight. A probe queued behind the
     // per-address limit waits its turn however long: the limit's slots are each freed within a budget, and a
     // timeout published for a server that was never asked would be false.

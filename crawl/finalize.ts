@@ -1,6 +1,6 @@
 /**
  * Finishing a run: the data files of docs/data-files.md written into the work folder, then the folder published
- * (`io/crawl-runs.ts`). Run again after a crash, it rewrites the same files from the same journal.
+ * (`io/runs/paths.ts`). Run again after a crash, it rewrites the same files from the same journal.
  *
  * Receipt files and pages are written without fsync: SIGKILL cannot lose what the kernel already has, the rename
  * that publishes comes after them, and the journal they are rebuilt from is fsynced.
@@ -15,6 +15,8 @@ import { rulesDocument } from '../core/rules.ts';
 import { buildSaves, type SaveEntry } from '../core/saves.ts';
 import { buildSkipPages, MISMATCH_REASONS } from '../core/skip-listing.ts';
 import type { SourceReport } from '../core/source-listing.ts';
+import { writeFileDurably } from '../io/durable-file.ts';
+import { readReceiptFile } from '../io/receipts/files.ts';
 import {
   publishRun,
   type RunPaths,
@@ -22,9 +24,7 @@ import {
   readPointer,
   readRunIndex,
   readRunJson,
-} from '../io/crawl-runs.ts';
-import { writeFileDurably } from '../io/durable-file.ts';
-import { readReceiptFile } from '../io/receipt-files.ts';
+} from '../io/runs/paths.ts';
 import { type Carried, carryForward } from './carried.ts';
 
 /** What a finished run is published from. */

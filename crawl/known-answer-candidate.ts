@@ -8,8 +8,8 @@ import { assemblePaidCall, type PaidTerms } from '../core/paid-call.ts';
 import { newReceiptId, type Signer, signReceipt } from '../core/receipt.ts';
 import { SEED_BYTES } from '../core/task-inputs.ts';
 import { type CallRequest, type Task, taskRequest } from '../core/tasks.ts';
-import type { PaidCall, PayingClient } from '../io/paying-client.ts';
-import type { Prober } from '../io/prober.ts';
+import type { PaidCall, PayingClient } from '../io/probe/paying-client.ts';
+import type { Prober } from '../io/probe/prober.ts';
 
 /** What checking and paying a candidate needs. */
 export type CandidateDeps = {

@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import type { Hex } from 'viem';
 import type { Signer } from '../core/receipt.ts';
 import { parseCidrList } from '../core/ssrf.ts';
-import { runPaths } from '../io/crawl-runs.ts';
-import { createProber } from '../io/prober.ts';
-import { createRunWallets } from '../io/run-wallet.ts';
+import { createProber } from '../io/probe/prober.ts';
+import { runPaths } from '../io/runs/paths.ts';
+import { createRunWallets } from '../io/runs/wallet.ts';
 import type { KnownAnswerDeps } from './known-answers.ts';
 import type { ProgressOut } from './progress.ts';
 

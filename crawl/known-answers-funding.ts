@@ -1,11 +1,11 @@
 /**
- * Funding a known-answer run's own wallet (`io/run-wallet.ts`) from the configured payer, once per run: the signed
+ * Funding a known-answer run's own wallet (`io/runs/wallet.ts`) from the configured payer, once per run: the signed
  * transfer is journaled before it is sent, and a resume sends that same transaction again.
  */
 import type { Budget } from '../core/budget.ts';
 import { canonicalUsdc } from '../core/networks.ts';
-import type { RunJournal } from '../io/run-journal.ts';
-import { FUNDING_NETWORK, type RunWallets, type SignedFunding } from '../io/run-wallet.ts';
+import type { RunJournal } from '../io/runs/journal.ts';
+import { FUNDING_NETWORK, type RunWallets, type SignedFunding } from '../io/runs/wallet.ts';
 
 /** What funding needs: the wallets, the run's journal, and what the journal said so far (updated here). */
 export type FundingRun = {

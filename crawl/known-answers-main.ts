@@ -1,7 +1,7 @@
 /**
  * `npm run known-answers -- --tasks <file> [--task <name>] [--n 3] --budget-usd <usd> [--resume]`: the service's
  * own known-answer calls, paid from a wallet of the run's own that the wallet whose key is in `PAYER_KEY_FILE`
- * funds (`io/run-wallet.ts`), published under `DATA_DIR/known-answers/` for the running server to take in.
+ * funds (`io/runs/wallet.ts`), published under `DATA_DIR/known-answers/` for the running server to take in.
  * Environment: `DATA_DIR`, `BASE_URL`, `SIGNING_KEY_FILE`, `PROBE_ALLOW_CIDRS` (as the server reads them),
  * `PAYER_KEY_FILE` (required: a file holding one 0x-prefixed 32-byte hex private key), `RPC_URLS` (the first is the
  * Base JSON-RPC endpoint the funding transfer goes through; required for a budget above zero).

@@ -1,13 +1,13 @@
 /**
  * Publishing a known-answer run (docs/data-files.md layout, kind `known-answers`): every receipt file, the receipt
  * index, the paid-call records the lookup ranks, the tasks as published (no answer checks) and `run.json`, written
- * into the work folder, then the folder renamed into `runs/` and `current.json` replaced (`io/crawl-runs.ts`).
+ * into the work folder, then the folder renamed into `runs/` and `current.json` replaced (`io/runs/paths.ts`).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { publicTask, type Task } from '../core/tasks.ts';
-import { publishRun, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
+import { publishRun, type RunPaths, type RunPointer } from '../io/runs/paths.ts';
 import type { PaidCallResult } from './known-answer-candidate.ts';
 
 export type FinishedKnownAnswers = {

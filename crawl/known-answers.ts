@@ -3,17 +3,17 @@
  * budget; every step a signed receipt. Written like a crawl run (docs/data-files.md): its own work folder under
  * `DATA_DIR/known-answers/`, a journal fsynced before each payment is signed and after it, `--resume` that never
  * pays the same call twice, and an atomic publish the running server takes in. The run pays from a wallet of its
- * own (`io/run-wallet.ts`), funded from the configured payer before the first call.
+ * own (`io/runs/wallet.ts`), funded from the configured payer before the first call.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { type Budget, commitSpend, createBudget, decideSpend } from '../core/budget.ts';
 import { parseTasks, type Task } from '../core/tasks.ts';
-import { listRuns, newRunId, type RunPaths, type RunPointer } from '../io/crawl-runs.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
-import { openRunJournal, type RunJournal, readRunJournal } from '../io/run-journal.ts';
-import type { RunWallets, SignedFunding } from '../io/run-wallet.ts';
+import { openRunJournal, type RunJournal, readRunJournal } from '../io/runs/journal.ts';
+import { listRuns, newRunId, type RunPaths, type RunPointer } from '../io/runs/paths.ts';
+import type { RunWallets, SignedFunding } from '../io/runs/wallet.ts';
 import {
   type CandidateCheck,
   type CandidateDeps,

@@ -9,8 +9,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runPaths } from '../io/crawl-runs.ts';
-import { RunLockedError } from '../io/run-lock.ts';
+import { RunLockedError } from '../io/runs/lock.ts';
+import { runPaths } from '../io/runs/paths.ts';
 import { createAssemblyThread } from './assembly.ts';
 import { cliDeps, positiveInt, UsageError } from './cli-deps.ts';
 import { NoSourceReadError, NothingToResumeError, runCrawl } from './run.ts';

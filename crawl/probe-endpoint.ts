@@ -8,7 +8,7 @@ import type { CrawlFacts } from '../core/crawl-facts.ts';
 import type { PlannedEndpoint } from '../core/crawl-plan.ts';
 import type { ProbeOutcome } from '../core/model.ts';
 import { newReceiptId, type Signer, signCanonical } from '../core/receipt.ts';
-import type { Prober } from '../io/prober.ts';
+import type { Prober } from '../io/probe/prober.ts';
 import { type Assemble, assembleInline } from './assembly.ts';
 
 /** What probing one endpoint needs. */

@@ -1,11 +1,11 @@
 /**
  * The receipt files of a crawl run, written off the event loop by the live service's writer
- * (`io/receipt-file-writer.ts`, which sends the files of one turn of the event loop to its thread as one batch),
+ * (`io/receipts/file-writer.ts`, which sends the files of one turn of the event loop to its thread as one batch),
  * with a bound on how far the files may trail the probes and a check, before publication, that every one is there.
  * Not fsynced: the run's journal is the durable copy, and a resume writes the files of every recorded probe again.
  */
 import { readdir } from 'node:fs/promises';
-import { createReceiptFileWriter } from '../io/receipt-file-writer.ts';
+import { createReceiptFileWriter } from '../io/receipts/file-writer.ts';
 
 /** At most this many files wait for the writer; a probe that would pass it waits until the writer caught up. */
 const MAX_UNWRITTEN = 2000;

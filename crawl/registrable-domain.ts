@@ -5,7 +5,7 @@
  * registrable domain (`seller.example`).
  *
  * The list's private section counts: `alice.vercel.app` and `bob.vercel.app` are two tenants of a platform, not one
- * operator, so each is its own domain (the prober's per-address limit, `io/address-slots.ts`, still bounds what their
+ * operator, so each is its own domain (the prober's per-address limit, `io/probe/address-slots.ts`, still bounds what their
  * shared front end receives). A host with no registrable domain (an IP literal, a bare suffix) is its own unit.
  */
 import { parse } from 'tldts';

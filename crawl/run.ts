@@ -10,7 +10,10 @@ import * as v from 'valibot';
 import type { CrawlFacts } from '../core/crawl-facts.ts';
 import { type CrawlPlan, type PlannedEndpoint, planCrawl } from '../core/crawl-plan.ts';
 import type { SourceReport } from '../core/source-listing.ts';
-import { MAX_IN_FLIGHT_PER_ADDRESS } from '../io/address-slots.ts';
+import { writeFileDurably } from '../io/durable-file.ts';
+import { MAX_IN_FLIGHT_PER_ADDRESS } from '../io/probe/address-slots.ts';
+import { openRunJournal, readRunJournal } from '../io/runs/journal.ts';
+import { acquireRunLock } from '../io/runs/lock.ts';
 import {
   listRuns,
   newRunId,
@@ -18,10 +21,7 @@ import {
   type RunPaths,
   type RunPointer,
   readPointer,
-} from '../io/crawl-runs.ts';
-import { writeFileDurably } from '../io/durable-file.ts';
-import { openRunJournal, readRunJournal } from '../io/run-journal.ts';
-import { acquireRunLock } from '../io/run-lock.ts';
+} from '../io/runs/paths.ts';
 import { finalizeRun } from './finalize.ts';
 import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
 import { createProgress, type ProgressOut } from './progress.ts';
@@ -83,7 +83,7 @@ type PlanFile = {
 
 /** Runs (or resumes) a crawl and publishes it. Throws only for what the operator must fix (nothing to resume). */
 export async function runCrawl(deps: CrawlDeps, options: CrawlOptions): Promise<CrawlResult> {
-  // One crawl at a time on a DATA_DIR; a lock left by a killed crawl is stale and taken over (io/run-lock.ts).
+  // One crawl at a time on a DATA_DIR; a lock left by a killed crawl is stale and taken over (io/runs/lock.ts).
   const lock = await acquireRunLock(deps.paths.root, 'crawl');
   try {
     return await crawlLocked(deps, options);

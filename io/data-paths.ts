@@ -14,7 +14,7 @@ export function dataPaths(dataDir: string) {
     inbox: join(dataDir, 'inbox'),
     /** The ledger's index checkpoint. */
     checkpoint: join(dataDir, 'index-checkpoint.json'),
-    /** Hosted mode's integrators, keys, usage snapshot and invoices (its own file: `io/integrator-store.ts`). */
+    /** Hosted mode's integrators, keys, usage snapshot and invoices (its own file: `io/integrators/port.ts`). */
     integrators: join(dataDir, 'integrators.duckdb'),
     invoices: join(dataDir, 'invoices'),
     /** The built public site (`npm run build:site`), served from the same origin as the API. */

@@ -56,7 +56,7 @@ export function processState(pid: number, read: ReadProc = readProc): ProcessSta
 
 /**
  * True while `pid` exists and, where `/proc` tells, is not a zombie. A process being torn down counts as alive: a
- * write it was in may still land (the run lock waits for it to go, `io/run-lock.ts`).
+ * write it was in may still land (the run lock waits for it to go, `io/runs/lock.ts`).
  */
 export function isProcessAlive(pid: number): boolean {
   const state = processState(pid);

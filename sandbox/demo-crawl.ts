@@ -12,10 +12,10 @@ import { CRAWL_TIMEOUT_MS } from '../crawl/cli-deps.ts';
 import { runCrawl } from '../crawl/run.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES, SOURCE_TIMEOUT_MS } from '../crawl/sources/fetch-json.ts';
 import { readSource, type SourceSpec } from '../crawl/sources/read-source.ts';
-import { runPaths } from '../io/crawl-runs.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { loadSigningKeys } from '../io/keys.ts';
-import { createProber } from '../io/prober.ts';
+import { createProber } from '../io/probe/prober.ts';
+import { runPaths } from '../io/runs/paths.ts';
 import type { DiscoveryServer } from './discovery.ts';
 import type { World } from './world.ts';
 

@@ -17,8 +17,8 @@ import {
 } from '../../core/badge.ts';
 import { parseInput } from '../../core/input-codes.ts';
 import { BadgeQuerySchema } from '../../core/request-schemas.ts';
-import type { BadgeRenderer } from '../../io/badge-image.ts';
-import type { Store } from '../../io/store.ts';
+import type { BadgeRenderer } from '../../io/documents/badge-image.ts';
+import type { Store } from '../../io/store/port.ts';
 import { apiError } from '../errors.ts';
 import { serveSite } from '../site.ts';
 

@@ -8,7 +8,7 @@ import type { H3, H3Event } from 'h3';
 import { parseInput } from '../../core/input-codes.ts';
 import { SkipsQuerySchema } from '../../core/request-schemas.ts';
 import { rulesDocument } from '../../core/rules.ts';
-import { type PublishedFile, type RunPaths, readPublishedFile } from '../../io/crawl-runs.ts';
+import { type PublishedFile, type RunPaths, readPublishedFile } from '../../io/runs/paths.ts';
 import { apiError } from '../errors.ts';
 
 /** Where the published runs are, and the built site's file lookup when there is a site. */

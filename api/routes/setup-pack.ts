@@ -10,7 +10,7 @@
  */
 import type { H3, H3Event } from 'h3';
 import { atomicToUsdText } from '../../core/amount.ts';
-import { loadSetupPack, type SetupPack } from '../../io/setup-pack.ts';
+import { loadSetupPack, type SetupPack } from '../../io/documents/setup-pack.ts';
 import { answerMetered } from '../access-meter.ts';
 import { ACCESS_POLICIES } from '../access-policies.ts';
 import type { AppDeps } from '../deps.ts';

@@ -8,7 +8,7 @@
  * its outcome is unknown). The facilitator refusing used nonces on chain remains the durable defence.
  *
  * Two implementations: in memory (below; per process, forgets on restart), and shared by every instance in
- * PostgreSQL (`io/postgres-replay.ts`, with `DATABASE_URL`), where a claim is one conditional insert.
+ * PostgreSQL (`io/replay/postgres.ts`, with `DATABASE_URL`), where a claim is one conditional insert.
  */
 
 import { holdUntil, type ReplayGuard, type ReplayRefusal } from '../../core/replay.ts';

@@ -25,7 +25,7 @@ export type SellerConfig = {
   now?: () => Date;
   /** Told about errors the buyer only sees as 500/502 (facilitator failures, handler throws), for logging. */
   onError?: (stage: 'verify' | 'settle' | 'handler' | 'replay', error: unknown) => void;
-  /** The replay guard; default in memory (one process). Several instances share one (`io/postgres-replay.ts`). */
+  /** The replay guard; default in memory (one process). Several instances share one (`io/replay/postgres.ts`). */
   replayGuard?: ReplayGuard;
 };
 

@@ -14,10 +14,10 @@ import { createAssemblyThread } from '../../crawl/assembly.ts';
 import { CRAWL_TIMEOUT_MS } from '../../crawl/cli-deps.ts';
 import { MAX_DEFAULT_CONCURRENCY, runCrawl } from '../../crawl/run.ts';
 import { readSource } from '../../crawl/sources/read-source.ts';
-import { runPaths } from '../../io/crawl-runs.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
-import { createProber } from '../../io/prober.ts';
+import { createProber } from '../../io/probe/prober.ts';
 import { pooledRandom } from '../../io/random-pool.ts';
+import { runPaths } from '../../io/runs/paths.ts';
 
 /** What the crawl process measured. */
 export type CrawlMeasured = {

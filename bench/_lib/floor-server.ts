@@ -3,7 +3,7 @@
  * app with one route, `GET /floor`, that for every request takes a receipt-sized object (a real check receipt
  * handed over in `FLOOR_RECEIPT`, given a fresh id and time), canonicalizes it with `canonicalize` (RFC 8785), signs
  * the bytes with Ed25519 through node:crypto, appends the signed receipt as one line to the service's own journal
- * (`io/journal.ts`: group commit, fdatasync on) and answers the receipt only once its line is durable.
+ * (`io/receipts/journal.ts`: group commit, fdatasync on) and answers the receipt only once its line is durable.
  *
  * Served on node:http exactly as `bare-server.ts` and `api/service.ts` serve theirs. HOST/PORT and
  * `FLOOR_DATA_DIR` (where the journal goes) come from the environment; stops on SIGTERM.
@@ -12,7 +12,7 @@ import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { H3 } from 'h3';
-import { createJournal } from '../../io/journal.ts';
+import { createJournal } from '../../io/receipts/journal.ts';
 import { serveUntilTerm } from './serve.ts';
 
 const template = JSON.parse(process.env.FLOOR_RECEIPT ?? '{}') as Record<string, unknown>;

@@ -1,7 +1,7 @@
 /**
  * Where a cache miss spends its time, measured in this process with the service's own parts (diagnostic: the
  * service process cannot be timed from inside without changing it). Per round, in the order a miss meets them:
- * the probe (`io/prober.ts` against the seller), the index read a miss makes (`store.observations` of a URL not
+ * the probe (`io/probe/prober.ts` against the seller), the index read a miss makes (`store.observations` of a URL not
  * seen before: it first flushes the receipts and observations queued by the previous checks into DuckDB, then
  * selects), the same read with nothing queued, the durable journal append (fdatasync), and the reputation lookup
  * exempt and paid answers carry (`core/reputation.ts` over the store: three queries by host, each after a flush).
@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createReputationLookup } from '../../core/reputation.ts';
 import { parseCidrList } from '../../core/ssrf.ts';
-import { openDuckDbStore } from '../../io/duckdb-store.ts';
-import { createJournal } from '../../io/journal.ts';
-import { createProber } from '../../io/prober.ts';
+import { createProber } from '../../io/probe/prober.ts';
+import { createJournal } from '../../io/receipts/journal.ts';
+import { openDuckDbStore } from '../../io/store/duckdb.ts';
 import { tempDataDir } from './processes.ts';
 import { type Summary, summarize } from './stats.ts';
 

@@ -1,10 +1,10 @@
 /**
  * How listing sources are fetched: one GET through the same SSRF-gated, pinned prober as the live check
- * (`io/prober.ts`), with a larger body cap and budget, because a discovery page is bigger than a 402. Source URLs
+ * (`io/probe/prober.ts`), with a larger body cap and budget, because a discovery page is bigger than a 402. Source URLs
  * are as hostile as endpoints: a private address is refused, and loopback only passes through
  * `PROBE_ALLOW_CIDRS`. Never throws: a failure is a note for the source's report.
  */
-import type { Prober } from '../../io/prober.ts';
+import type { Prober } from '../../io/probe/prober.ts';
 
 /** What fetching one source URL gave: parsed JSON, or a plain-words note of why not. */
 export type FetchJsonResult = { ok: true; value: unknown } | { ok: false; note: string };

@@ -1,10 +1,10 @@
 /**
  * The prebuilt badge files of every host in the run (`/badge/{host}.svg`, `.png`, `.json`), drawn as of the
- * build by the same renderer the live server uses (`io/badge-image.ts`). A static host serves these; the
+ * build by the same renderer the live server uses (`io/documents/badge-image.ts`). A static host serves these; the
  * server draws badges fresh, so they turn grey on time between builds.
  */
 import { shieldsEndpoint } from '../../core/badge.ts';
-import { type BadgeRenderer, createBadgeRenderer } from '../../io/badge-image.ts';
+import { type BadgeRenderer, createBadgeRenderer } from '../../io/documents/badge-image.ts';
 import { type HostBadge, hostBadges } from './collections.ts';
 
 let renderer: Promise<BadgeRenderer> | null = null;

@@ -1,7 +1,7 @@
 /**
  * `npm run crawl` killed with SIGKILL in the middle, then `--resume`: the run finishes, no URL is
  * ever requested twice, no host sees more than 3 requests in flight or a payment header, and the published files
- * are whole. A second crawl of the same DATA_DIR while one runs fails at once (the run lock, `io/run-lock.ts`), and
+ * are whole. A second crawl of the same DATA_DIR while one runs fails at once (the run lock, `io/runs/lock.ts`), and
  * the lock a SIGKILL leaves behind does not block `--resume`. The crawl runs as its own process, as an operator
  * runs it.
  */
@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { readPointer, runPaths } from '../../io/crawl-runs.ts';
+import { readPointer, runPaths } from '../../io/runs/paths.ts';
 import { BASE, BASE_USDC, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
 import { base64Json, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
 import { ENTRY_ENV } from '../helpers/entry.ts';

@@ -1,6 +1,6 @@
 /**
  * A shared database that stops answering, then one that is down: no request waits on it past its deadline
- * (io/postgres-wait.ts), each answers a 503 `database_unavailable` with `Retry-After` instead of hanging or a 500,
+ * (io/postgres/wait.ts), each answers a 503 `database_unavailable` with `Retry-After` instead of hanging or a 500,
  * what needs no database is answered as before, and once the database is back nothing acknowledged is missing.
  * A real cluster, frozen with SIGSTOP (as a stopped or unreachable host would look to the service) and stopped.
  */
@@ -14,7 +14,7 @@ import { unservedReceipts } from '../helpers/receipts.ts';
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 
 const KEY = 'stall-exempt-key-0123456789abcdef';
-// io/postgres-wait.ts's deadline, a literal here so a change to it is a change to this test.
+// io/postgres/wait.ts's deadline, a literal here so a change to it is a change to this test.
 const WAIT_MS = 10_000;
 
 type Timed = { status: number; code: string | null; retryAfter: string | null; ms: number; body: unknown };

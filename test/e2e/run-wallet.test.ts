@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import { parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRunWallets, runAccount } from '../../io/run-wallet.ts';
+import { createRunWallets, runAccount } from '../../io/runs/wallet.ts';
 import { type Chain, startChain } from '../../sandbox/chain.ts';
 
 let chain: Chain;

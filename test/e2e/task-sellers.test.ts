@@ -11,7 +11,7 @@ import { createBudget } from '../../core/budget.ts';
 import { judgeAnswer } from '../../core/known-answer.ts';
 import { SEED_BYTES } from '../../core/task-inputs.ts';
 import { parseTasks, type Task, taskRequest } from '../../core/tasks.ts';
-import { type ApprovedTerms, createPayingClient, type PayingClient } from '../../io/paying-client.ts';
+import { type ApprovedTerms, createPayingClient, type PayingClient } from '../../io/probe/paying-client.ts';
 import { startWorld, type World } from '../../sandbox/world.ts';
 
 let world: World;

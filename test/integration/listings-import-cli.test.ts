@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDuckDbStore } from '../../io/duckdb-store.ts';
+import { openDuckDbStore } from '../../io/store/duckdb.ts';
 import { buildV2Header, PAY_TO } from '../fixtures/challenge.ts';
 import { type DeadPort, startDeadPort } from '../fixtures/dead-port.ts';
 import { type RawServer, startHttpServer } from '../fixtures/raw-server.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newReceiptId, signReceipt } from '../../core/receipt.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
-import { readReceiptFile, writeReceiptFile } from '../../io/receipt-files.ts';
+import { readReceiptFile, writeReceiptFile } from '../../io/receipts/files.ts';
 import { verifyReceipt } from '../../verify/verify.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -206,7 +206,7 @@ describe('npm run verify (verify/cli.ts)', () => {
   });
 });
 
-describe('receipt files (io/receipt-files.ts)', () => {
+describe('receipt files (io/receipts/files.ts)', () => {
   it('writes JSON.stringify(receipt, null, 2) atomically and reads it back', async () => {
     const id = ids[0] ?? '';
     const text = await readFile(join(receiptsDir, `${id}.json`), 'utf8');

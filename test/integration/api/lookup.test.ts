@@ -16,9 +16,9 @@ import { createProbeCache } from '../../../core/probe-cache.ts';
 import { createQuota, quotaPort } from '../../../core/quota.ts';
 import { createReputationLookup } from '../../../core/reputation.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
-import { runPaths } from '../../../io/crawl-runs.ts';
-import { createMemoryStore } from '../../../io/memory-store.ts';
-import type { Store } from '../../../io/store.ts';
+import { runPaths } from '../../../io/runs/paths.ts';
+import { createMemoryStore } from '../../../io/store/memory.ts';
+import type { Store } from '../../../io/store/port.ts';
 import { paidCallAt } from '../../helpers/paid-calls.ts';
 import { fromPeer } from '../../helpers/service.ts';
 

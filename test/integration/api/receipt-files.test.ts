@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createReceiptFileWriter, type ReceiptFileWriter } from '../../../io/receipt-file-writer.ts';
+import { createReceiptFileWriter, type ReceiptFileWriter } from '../../../io/receipts/file-writer.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';
 import { appFetch, EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
 

@@ -19,7 +19,7 @@ import { setupPackRoutes, usdText } from '../../../api/routes/setup-pack.ts';
 import { createSales } from '../../../api/sales.ts';
 import { createSeller } from '../../../api/x402/seller.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
-import { loadSetupPack, type PackFile, type SetupPack } from '../../../io/setup-pack.ts';
+import { loadSetupPack, type PackFile, type SetupPack } from '../../../io/documents/setup-pack.ts';
 import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
 
 const ORIGIN = 'https://spotcheck.example';

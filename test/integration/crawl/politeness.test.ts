@@ -15,10 +15,10 @@ import { parseCidrList } from '../../../core/ssrf.ts';
 import { registrableDomain } from '../../../crawl/registrable-domain.ts';
 import { PER_DOMAIN, runCrawl } from '../../../crawl/run.ts';
 import type { SourceRead } from '../../../crawl/sources/_result.ts';
-import { MAX_IN_FLIGHT_PER_ADDRESS } from '../../../io/address-slots.ts';
-import { runPaths } from '../../../io/crawl-runs.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
-import { createProber } from '../../../io/prober.ts';
+import { MAX_IN_FLIGHT_PER_ADDRESS } from '../../../io/probe/address-slots.ts';
+import { createProber } from '../../../io/probe/prober.ts';
+import { runPaths } from '../../../io/runs/paths.ts';
 import { type RawServer, startHttpServer } from '../../fixtures/raw-server.ts';
 
 let server: RawServer;

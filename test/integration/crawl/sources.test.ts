@@ -12,7 +12,7 @@ import { BASE_USDC } from '../../../core/networks.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES } from '../../../crawl/sources/fetch-json.ts';
 import { parseSourceConfig, readSource, sourceSpecOf } from '../../../crawl/sources/read-source.ts';
-import { createProber } from '../../../io/prober.ts';
+import { createProber } from '../../../io/probe/prober.ts';
 
 const WALLET = '0x1111111111111111111111111111111111111111';
 const TOTAL = 45;

@@ -2,8 +2,8 @@ import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listRuns, newRunId, publishRun, readPointer, runPaths } from '../../../io/crawl-runs.ts';
-import { openRunJournal, readRunJournal } from '../../../io/run-journal.ts';
+import { openRunJournal, readRunJournal } from '../../../io/runs/journal.ts';
+import { listRuns, newRunId, publishRun, readPointer, runPaths } from '../../../io/runs/paths.ts';
 
 let dir: string;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { openDuckDbStore } from '../../../io/duckdb-store.ts';
+import { openDuckDbStore } from '../../../io/store/duckdb.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'spotcheck-flush-'));

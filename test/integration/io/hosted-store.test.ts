@@ -5,12 +5,17 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHostedMeter } from '../../../core/hosted-meter.ts';
 import { hashSecret } from '../../../core/service-key.ts';
-import { compactUsage, type JournalTail, loadMeter, recordHostedUse } from '../../../io/hosted-usage.ts';
-import { applyOp, parseOp } from '../../../io/integrator-ops.ts';
-import { type IntegratorStore, openIntegratorStore } from '../../../io/integrator-store.ts';
-import { invoicePaths, issueInvoices } from '../../../io/invoices.ts';
-import { createJournal, type Journal, readJournal } from '../../../io/journal.ts';
+import {
+  compactUsage,
+  type JournalTail,
+  loadMeter,
+  recordHostedUse,
+} from '../../../io/hosted-meter/usage.ts';
+import { invoicePaths, issueInvoices } from '../../../io/integrators/invoices.ts';
+import { applyOp, parseOp } from '../../../io/integrators/ops.ts';
+import { type IntegratorStore, openIntegratorStore } from '../../../io/integrators/port.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
+import { createJournal, type Journal, readJournal } from '../../../io/receipts/journal.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';
 
 const AT = '2026-05-02T10:00:00.000Z';

@@ -1,11 +1,11 @@
 /**
- * The invoice contract of the integrator store, which both backends pass (DuckDB, `io/integrator-store.ts`;
- * PostgreSQL, `io/postgres-integrators.ts`): the settling claim is taken by exactly one of concurrent callers (on
+ * The invoice contract of the integrator store, which both backends pass (DuckDB, `io/integrators/port.ts`;
+ * PostgreSQL, `io/integrators/postgres.ts`): the settling claim is taken by exactly one of concurrent callers (on
  * PostgreSQL, through three pools standing for three instances), expires, is given back only by its holder; marking
  * paid happens once and says when it did not; overpayments and invoiced months are kept; the pay token is stored.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { IntegratorStore, InvoiceRow } from '../../../io/integrator-store.ts';
+import type { IntegratorStore, InvoiceRow } from '../../../io/integrators/port.ts';
 
 /** The stores one test uses: several handles on the same data where the backend allows it. */
 export type InvoiceStores = { stores: IntegratorStore[]; close(): Promise<void> };

@@ -11,11 +11,11 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { isPayToken } from '../../../core/invoice.ts';
-import { openIntegratorStore } from '../../../io/integrator-store.ts';
-import { issueInvoices } from '../../../io/invoices.ts';
+import { issueInvoices } from '../../../io/integrators/invoices.ts';
+import { openIntegratorStore } from '../../../io/integrators/port.ts';
+import { postgresIntegratorStore } from '../../../io/integrators/postgres.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
-import { postgresIntegratorStore } from '../../../io/postgres-integrators.ts';
-import { MIGRATIONS, migrate } from '../../../io/postgres-schema.ts';
+import { MIGRATIONS, migrate } from '../../../io/postgres/schema.ts';
 import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 import { testInvoiceStore } from './invoice-store-contract.ts';
 

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recoverWithQuota } from '../../../api/quota-use.ts';
 import { createQuota } from '../../../core/quota.ts';
-import { createJournal } from '../../../io/journal.ts';
-import { createLedger } from '../../../io/ledger.ts';
-import { createMemoryStore } from '../../../io/memory-store.ts';
+import { createJournal } from '../../../io/receipts/journal.ts';
+import { createLedger } from '../../../io/receipts/ledger.ts';
+import { createMemoryStore } from '../../../io/store/memory.ts';
 
 const NOW = new Date('2026-11-24T02:00:00.000Z');
 const signer = { kid: 'k', sign: () => new Uint8Array(64) };

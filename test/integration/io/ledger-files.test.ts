@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signingInput, signReceipt } from '../../../core/receipt.ts';
-import { openDuckDbStore } from '../../../io/duckdb-store.ts';
-import { createJournal } from '../../../io/journal.ts';
-import { createLedger, type Ledger } from '../../../io/ledger.ts';
-import { createMemoryStore } from '../../../io/memory-store.ts';
-import type { ReceiptFileWriter } from '../../../io/receipt-file-writer.ts';
+import type { ReceiptFileWriter } from '../../../io/receipts/file-writer.ts';
+import { createJournal } from '../../../io/receipts/journal.ts';
+import { createLedger, type Ledger } from '../../../io/receipts/ledger.ts';
+import { openDuckDbStore } from '../../../io/store/duckdb.ts';
+import { createMemoryStore } from '../../../io/store/memory.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 
 const NOW = new Date('2026-11-24T04:00:00.000Z');

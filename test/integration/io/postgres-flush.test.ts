@@ -3,7 +3,7 @@
  * (`committed`), so a flush that waited for the queue to run empty would hold every answer while load lasts.
  */
 import { describe, expect, it } from 'vitest';
-import { connectPostgres, postgresStore } from '../../../io/postgres-store.ts';
+import { connectPostgres, postgresStore } from '../../../io/store/postgres.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 

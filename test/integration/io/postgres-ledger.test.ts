@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { createJournal } from '../../../io/journal.ts';
-import { createLedger, type IssueMeta } from '../../../io/ledger.ts';
-import { connectPostgres, postgresStore } from '../../../io/postgres-store.ts';
+import { createJournal } from '../../../io/receipts/journal.ts';
+import { createLedger, type IssueMeta } from '../../../io/receipts/ledger.ts';
+import { connectPostgres, postgresStore } from '../../../io/store/postgres.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 

@@ -5,10 +5,10 @@
 import postgres, { type Sql } from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { QuotaKey } from '../../../core/quota.ts';
-import { postgresMeter, postgresRateLimiter } from '../../../io/postgres-hosted.ts';
-import { openPostgresQuota } from '../../../io/postgres-quota.ts';
-import { openPostgresReplayGuard } from '../../../io/postgres-replay.ts';
-import { migrate } from '../../../io/postgres-schema.ts';
+import { postgresMeter, postgresRateLimiter } from '../../../io/hosted-meter/postgres.ts';
+import { migrate } from '../../../io/postgres/schema.ts';
+import { openPostgresQuota } from '../../../io/quota/postgres.ts';
+import { openPostgresReplayGuard } from '../../../io/replay/postgres.ts';
 import { postgresMissing, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 
 describe.skipIf(postgresMissing !== null)('shared state in postgres', () => {

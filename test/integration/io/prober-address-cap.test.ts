@@ -1,13 +1,13 @@
 /**
- * The prober's limit of requests in flight per resolved address (`io/address-slots.ts`): one server reached
+ * The prober's limit of requests in flight per resolved address (`io/probe/address-slots.ts`): one server reached
  * through many names (wildcard DNS, or many domains pointed at one address) never has more than the cap of probes
  * in flight, whatever the names; time queued for a slot is not the target's and does not count in its budget.
  */
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseCidrList } from '../../../core/ssrf.ts';
-import { MAX_IN_FLIGHT_PER_ADDRESS, serverKey } from '../../../io/address-slots.ts';
-import { createProber, type Lookup, type ProberOptions } from '../../../io/prober.ts';
+import { MAX_IN_FLIGHT_PER_ADDRESS, serverKey } from '../../../io/probe/address-slots.ts';
+import { createProber, type Lookup, type ProberOptions } from '../../../io/probe/prober.ts';
 import { type RawServer, startHttpServer } from '../../fixtures/raw-server.ts';
 
 const LOOPBACK = parseCidrList('127.0.0.0/8');

@@ -2,8 +2,13 @@ import net, { type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
-import { createConnect } from '../../../io/_http.ts';
-import { type ConnectTarget, createProber, type Lookup, type ProberOptions } from '../../../io/prober.ts';
+import { createConnect } from '../../../io/probe/_http.ts';
+import {
+  type ConnectTarget,
+  createProber,
+  type Lookup,
+  type ProberOptions,
+} from '../../../io/probe/prober.ts';
 import { HOSTILE_ONLY, HOSTILE_URLS } from '../../fixtures/hostile-hosts.ts';
 import {
   drip,

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newReceiptId } from '../../../core/receipt.ts';
-import { createJournal, type Journal } from '../../../io/journal.ts';
-import { createLedger, type Ledger } from '../../../io/ledger.ts';
-import { createMemoryStore } from '../../../io/memory-store.ts';
-import { exportReceipts, journalReceipts } from '../../../io/receipt-export.ts';
+import { exportReceipts, journalReceipts } from '../../../io/receipts/export.ts';
+import { createJournal, type Journal } from '../../../io/receipts/journal.ts';
+import { createLedger, type Ledger } from '../../../io/receipts/ledger.ts';
+import { createMemoryStore } from '../../../io/store/memory.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 import { runCli } from '../../helpers/cli.ts';
 

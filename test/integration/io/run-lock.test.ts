@@ -1,5 +1,5 @@
 /**
- * The run lock (`io/run-lock.ts`): a live holder refuses a second run; a lock whose process is gone, a zombie, being
+ * The run lock (`io/runs/lock.ts`): a live holder refuses a second run; a lock whose process is gone, a zombie, being
  * torn down after SIGKILL (waited for briefly), whose pid now belongs to another process (start time differs), or
  * that is unreadable, is taken over.
  */
@@ -10,7 +10,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type ProcessState, processState } from '../../../io/process-alive.ts';
-import { acquireRunLock, RunLockedError } from '../../../io/run-lock.ts';
+import { acquireRunLock, RunLockedError } from '../../../io/runs/lock.ts';
 
 let root: string;
 beforeEach(async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newestFirst, paidCallRecord } from '../../../core/catalog.ts';
 import type { Observation } from '../../../core/model.ts';
 import { normalizeUrl } from '../../../core/url.ts';
-import type { ReceiptRow, Store } from '../../../io/store.ts';
+import type { ReceiptRow, Store } from '../../../io/store/port.ts';
 
 /** The plain form of `https://a.example/x`: that URL exactly, GET. */
 const PLAIN_X = { url: 'https://a.example/x', method: 'GET' } as const;

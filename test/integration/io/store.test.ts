@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { select } from '../../../io/duckdb-query.ts';
-import { openDuckDbStore } from '../../../io/duckdb-store.ts';
-import { createMemoryStore } from '../../../io/memory-store.ts';
+import { select } from '../../../io/duckdb/query.ts';
+import { openDuckDbStore } from '../../../io/store/duckdb.ts';
+import { createMemoryStore } from '../../../io/store/memory.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 import { testStore } from './store-contract.ts';
 

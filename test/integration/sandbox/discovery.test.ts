@@ -9,7 +9,7 @@ import { parseCidrList } from '../../../core/ssrf.ts';
 import { decide } from '../../../core/verdict.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES } from '../../../crawl/sources/fetch-json.ts';
 import { readSource, sourceSpecOf } from '../../../crawl/sources/read-source.ts';
-import { createProber } from '../../../io/prober.ts';
+import { createProber } from '../../../io/probe/prober.ts';
 import { type DiscoveryServer, startDiscovery } from '../../../sandbox/discovery.ts';
 import { type SellerFleet, startSellers } from '../../../sandbox/sellers/index.ts';
 

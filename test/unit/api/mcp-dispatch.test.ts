@@ -146,7 +146,7 @@ describe('callRoute', () => {
 });
 
 describe('internal errors', () => {
-  const SECRET = 'connect ECONNREFUSED 10.0.0.5:5432 password=hunter2 at /srv/spotcheck/io/store.ts:42';
+  const SECRET = 'connect ECONNREFUSED 10.0.0.5:5432 password=hunter2 at /srv/spotcheck/io/store/port.ts:42';
   const generic = {
     error: { code: 'internal_error', message: 'Something went wrong on our side; nothing was charged.' },
   };

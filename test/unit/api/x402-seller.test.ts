@@ -33,7 +33,7 @@ import {
 } from '../../../api/x402/seller.ts';
 import { atomicToUsdText } from '../../../core/amount.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
-import { DatabaseUnavailable } from '../../../io/postgres-wait.ts';
+import { DatabaseUnavailable } from '../../../io/postgres/wait.ts';
 
 const PAY_TO = '0x2222222222222222222222222222222222222222';
 const BUYER = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');

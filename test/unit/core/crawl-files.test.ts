@@ -7,7 +7,7 @@ import { rulesDocument } from '../../../core/rules.ts';
 import { buildSaves, redact } from '../../../core/saves.ts';
 import { buildSkipPages, SKIP_PAGE_SIZE } from '../../../core/skip-listing.ts';
 import { PER_DOMAIN, PER_HOST } from '../../../crawl/run.ts';
-import { MAX_IN_FLIGHT_PER_ADDRESS } from '../../../io/address-slots.ts';
+import { MAX_IN_FLIGHT_PER_ADDRESS } from '../../../io/probe/address-slots.ts';
 
 const BASE_URL = 'https://spotcheck.example';
 

@@ -13,9 +13,9 @@ import { type Budget, commitSpend, decideSpend } from '../../../core/budget.ts';
 import type { ProbeOutcome } from '../../../core/model.ts';
 import type { Task } from '../../../core/tasks.ts';
 import { type KnownAnswerDeps, runKnownAnswers } from '../../../crawl/known-answers.ts';
-import { runPaths } from '../../../io/crawl-runs.ts';
-import type { PaidCall, PaidRequest, PayingClient } from '../../../io/paying-client.ts';
-import type { FundingOutcome, RunWallets, SignedFunding } from '../../../io/run-wallet.ts';
+import type { PaidCall, PaidRequest, PayingClient } from '../../../io/probe/paying-client.ts';
+import { runPaths } from '../../../io/runs/paths.ts';
+import type { FundingOutcome, RunWallets, SignedFunding } from '../../../io/runs/wallet.ts';
 import { PAY_TO } from '../../fixtures/challenge.ts';
 import { outcomeOf402 } from '../../fixtures/probe.ts';
 

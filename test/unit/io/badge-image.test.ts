@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { badgeState } from '../../../core/badge.ts';
-import { createBadgeRenderer } from '../../../io/badge-image.ts';
+import { createBadgeRenderer } from '../../../io/documents/badge-image.ts';
 
 const NOW = new Date('2026-11-24T12:00:00.000Z');
 

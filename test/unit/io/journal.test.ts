@@ -8,7 +8,7 @@ import {
   JournalCorruptError,
   type JournalPosition,
   readJournal,
-} from '../../../io/journal.ts';
+} from '../../../io/receipts/journal.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 let dir: string;
@@ -221,7 +221,7 @@ describe('createJournal: SIGKILL', () => {
         'tsx',
         '--input-type=module',
         '-e',
-        `import { createJournal } from ${JSON.stringify(join(ROOT, 'io/journal.ts'))};
+        `import { createJournal } from ${JSON.stringify(join(ROOT, 'io/receipts/journal.ts'))};
          const journal = await createJournal({ dir: ${JSON.stringify(dir)} });
          let next = 0;
          const worker = async () => {

@@ -3,7 +3,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { createBudget } from '../../../core/budget.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
-import { type ApprovedTerms, createPayingClient } from '../../../io/paying-client.ts';
+import { type ApprovedTerms, createPayingClient } from '../../../io/probe/paying-client.ts';
 
 const account = privateKeyToAccount(`0x${'11'.repeat(32)}`);
 const PAY_TO = '0x2222222222222222222222222222222222222222';

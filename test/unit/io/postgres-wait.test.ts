@@ -1,7 +1,7 @@
 import { HTTPError } from 'h3';
 import { describe, expect, it } from 'vitest';
 import { toErrorResponse } from '../../../api/errors.ts';
-import { boundedPort, DatabaseUnavailable, waitFor } from '../../../io/postgres-wait.ts';
+import { boundedPort, DatabaseUnavailable, waitFor } from '../../../io/postgres/wait.ts';
 
 const never = () => new Promise<never>(() => {});
 /** A postgres.js error as the driver builds it: a plain Error with a `code`. */

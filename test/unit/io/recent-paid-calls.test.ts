@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PaidCallRecord } from '../../../core/catalog.ts';
-import { createRecentPaidCalls } from '../../../io/recent-paid-calls.ts';
+import { createRecentPaidCalls } from '../../../io/store/recent-paid-calls.ts';
 import { paidCallAt } from '../../helpers/paid-calls.ts';
 
 /** A call to `https://<host>/run` for `task`, `minute` minutes into the day. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { serialFlush } from '../../../io/_store-rows.ts';
+import { serialFlush } from '../../../io/store/_rows.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 describe('serialFlush', () => {

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseGuide } from '../../../io/guide-markdown.ts';
-import { renderGuidePdf } from '../../../io/guide-pdf.ts';
+import { parseGuide } from '../../../io/documents/guide-markdown.ts';
+import { renderGuidePdf } from '../../../io/documents/guide-pdf.ts';
 import {
   BASE_URL_TOKEN,
   buildSetupPack,
@@ -17,7 +17,7 @@ import {
   readSetupPackSource,
   type SetupPack,
   type SetupPackSource,
-} from '../../../io/setup-pack.ts';
+} from '../../../io/documents/setup-pack.ts';
 
 const BASE = 'https://spotcheck.example';
 let source: SetupPackSource;

@@ -74,7 +74,9 @@ describe('layers', () => {
   it('the check itself catches each wrong arrow', () => {
     const at = (layer: string) => join(ROOT, layer, 'x.ts');
     expect(violations('core', at('core'), "import { readFile } from 'node:fs/promises';")).toHaveLength(1);
-    expect(violations('core', at('core'), "import type { Store } from '../io/store.ts';")).toHaveLength(1);
+    expect(violations('core', at('core'), "import type { Store } from '../io/store/port.ts';")).toHaveLength(
+      1,
+    );
     expect(violations('core', at('core'), "const m = await import('@duckdb/node-api');")).toHaveLength(1);
     expect(violations('api', at('api'), "export { runCrawl } from '../crawl/run.ts';")).toHaveLength(1);
     expect(violations('crawl', at('crawl'), "import '../api/service.ts';")).toHaveLength(1);

@@ -1,0 +1,74 @@
+/**
+ * The DuckDB store's writer: receipt and observation rows queue in memory and go to the index in batches, at most
+ * {@link FLUSH_EVERY_MS} after they arrive or at once past {@link FLUSH_AT_ROWS}. The journal already made them
+ * durable, and a multi-row insert costs about what a single one does.
+ */
+import type { HttpMethod, Observation } from '../../core/model.ts';
+import type { IndexWrites, ObservationRow } from './_duckdb-index-writes.ts';
+import { serialFlush } from './_rows.ts';
+import type { ReceiptRow } from './port.ts';
+
+/** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
+ *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
+const FLUSH_EVERY_MS = 1000;
+const FLUSH_AT_ROWS = 5000;
+
+/** The queue of rows on their way to the index. */
+export type IndexWriter = {
+  /** Queues receipt rows. */
+  receipts(rows: readonly ReceiptRow[]): void;
+  /** Queues one observation. */
+  observation(row: ObservationRow): void;
+  /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
+  unflushed(urlNorm: string, method: HttpMethod): Observation[];
+  /** Resolves once a pass started after the call has written what was queued when it started. */
+  flush(): Promise<void>;
+};
+
+/** Creates the writer over the index's prepared writes. */
+export function createIndexWriter(writes: IndexWrites): IndexWriter {
+  let receiptQueue: ReceiptRow[] = [];
+  let observationQueue: ObservationRow[] = [];
+  let inFlight: ObservationRow[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  // One pass over what is queued when it starts: a flush waits for the rows queued before it, never for rows that
+  // keep arriving under load (a loop until the queues are empty never ends while checks keep coming).
+  const drain = async (): Promise<void> => {
+    const receipts = receiptQueue;
+    inFlight = observationQueue;
+    receiptQueue = [];
+    observationQueue = [];
+    await writes.receipts(receipts);
+    await writes.observations(inFlight);
+    inFlight = [];
+  };
+  const serial = serialFlush(drain, () => receiptQueue.length > 0 || observationQueue.length > 0);
+  const flush = async (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    await serial.flush();
+  };
+  const schedule = () => {
+    timer ??= setTimeout(() => {
+      timer = null;
+      flush().catch((error: unknown) => console.error('[spotcheck] [store] index flush failed', error));
+    }, FLUSH_EVERY_MS);
+    if (receiptQueue.length + observationQueue.length >= FLUSH_AT_ROWS) void flush().catch(() => {});
+  };
+  return {
+    receipts(rows) {
+      for (const row of rows) receiptQueue.push(row);
+      schedule();
+    },
+    observation(row) {
+      observationQueue.push(row);
+      schedule();
+    },
+    unflushed: (urlNorm, method) =>
+      [...inFlight, ...observationQueue]
+        .filter(([u, m]) => u === urlNorm && m === method)
+        .map(([, , o]) => o),
+    flush,
+  };
+}
