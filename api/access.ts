@@ -1,12 +1,13 @@
 /**
  * The access gate (docs/architecture.md "Rules of the house": free, paid, hosted, exempt, dry-run). It decides who is asking
- * ({@link resolveAsker}) and takes free-tier quota atomically (`core/quota.ts`: in memory before any await, or in one
+ * ({@link resolveAsker}) and takes free-tier quota atomically (`io/quota/port.ts`: in memory before any await, or in one
  * PostgreSQL transaction shared by every instance), so concurrent calls are counted exactly, on one instance or many.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { clientNetworks } from '../core/client-address.ts';
-import type { QuotaKey, QuotaPort, Reservation, ReserveResult } from '../core/quota.ts';
+import type { QuotaKey, Reservation, ReserveResult } from '../core/quota.ts';
+import type { QuotaPort } from '../io/quota/port.ts';
 import { readCredential } from './credentials.ts';
 import { apiError } from './errors.ts';
 import type { Hosted, HostedCaller } from './hosted.ts';

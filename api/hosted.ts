@@ -3,16 +3,18 @@
  * for the database), the usage meter restored from the snapshot and the journal, the per-key rate limit, and the
  * operator's operations arriving through the inbox. Routes meet it through the access gate.
  *
- * With `DATABASE_URL` the meter and the rate limit are shared by every instance (`io/hosted-meter/postgres.ts`): a use is
+ * With `DATABASE_URL` the meter and the rate limit are shared by every instance (`io/hosted-meter/postgres.ts`,
+ * `io/rate-limit/postgres.ts`): a use is
  * durable once reserved there, so nothing is journaled or folded, and the keys are reloaded whenever any instance
  * or CLI announces a change (`io/integrators/postgres.ts`), and every minute besides.
  */
 import type { H3Event } from 'h3';
 import { HOSTED } from '../core/hosted.ts';
-import { createHostedMeter, type HostedUse, type MeterPort, meterPort } from '../core/hosted-meter.ts';
-import { createRateLimiter, type RatePort, ratePort } from '../core/rate-limit.ts';
+import type { HostedUse } from '../core/hosted-meter.ts';
 import type { Signer } from '../core/receipt.ts';
 import { hashSecret, parseServiceKey, sameHash } from '../core/service-key.ts';
+import { createHostedMeter, meterPort } from '../io/hosted-meter/memory.ts';
+import type { MeterPort } from '../io/hosted-meter/port.ts';
 import {
   compactUsage,
   hostedUseRecord,
@@ -23,6 +25,8 @@ import {
 import { issueInvoices } from '../io/integrators/invoices.ts';
 import { applyOp, parseOp } from '../io/integrators/ops.ts';
 import type { IntegratorRow, IntegratorStore, KeyRow } from '../io/integrators/port.ts';
+import { createRateLimiter, ratePort } from '../io/rate-limit/memory.ts';
+import type { RatePort } from '../io/rate-limit/port.ts';
 import type { Journal } from '../io/receipts/journal.ts';
 import { readCredential } from './credentials.ts';
 import { apiError } from './errors.ts';

@@ -9,9 +9,10 @@ import { mkdir } from 'node:fs/promises';
 import { dataPaths } from '../io/data-paths.ts';
 import type { JournalTail } from '../io/hosted-meter/usage.ts';
 import { handOver } from '../io/inbox.ts';
+import { openIntegratorStore } from '../io/integrators/duckdb.ts';
 import { issueInvoices } from '../io/integrators/invoices.ts';
 import { applyOp, type IntegratorOp } from '../io/integrators/ops.ts';
-import { type IntegratorStore, openIntegratorStore } from '../io/integrators/port.ts';
+import type { IntegratorStore } from '../io/integrators/port.ts';
 import { postgresIntegratorStore } from '../io/integrators/postgres.ts';
 import { loadSigningKeys } from '../io/keys.ts';
 import { readJournal } from '../io/receipts/journal.ts';
@@ -36,7 +37,7 @@ export async function runOperatorOp(op: IntegratorOp): Promise<void> {
     const name = `${OPERATOR_INBOX_PREFIX}${Date.now()}-${op.op}`;
     const outcome = await handOver(paths.inbox, name, JSON.stringify(op), 60_000);
     if (outcome.status === 'done') console.log(outcome.note);
-    else if (outcome.status === 'failed') fail(`the running server refused: ${outcome.note}`);
+    else if (outcome.status === 'failed') exitWithError(`the running server refused: ${outcome.note}`);
     else console.log(`the running server has not answered yet; the operation waits in ${outcome.path}`);
     return;
   }
@@ -44,14 +45,14 @@ export async function runOperatorOp(op: IntegratorOp): Promise<void> {
     const result = await applyOp(store, op, (month) => invoicesWithoutServer(config, store, month));
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
-    fail((error as Error).message);
+    exitWithError((error as Error).message);
   } finally {
     await store.close();
   }
 }
 
 /** Prints to stderr and exits with status 1. */
-export function fail(message: string): never {
+export function exitWithError(message: string): never {
   console.error(message);
   process.exit(1);
 }
@@ -69,7 +70,7 @@ async function runOnPostgres(config: Config, database: { url: string }, op: Inte
     );
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
-    fail((error as Error).message);
+    exitWithError((error as Error).message);
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -3,8 +3,8 @@
  * names a run not yet taken in, every published run not yet taken in is read (its paid-call records into the store,
  * its receipts into the receipt index, its tasks into the task list). Records are idempotent by receipt id, so a
  * restart that reads every run again changes nothing. Checks of the pointer are throttled to one a second.
- * With `DATABASE_URL` the tasks also go to the table every instance reads (`shared`), and each look takes in the
- * tasks other instances recorded, so every instance lists and accepts the same tasks.
+ * The tasks also go to the published list (`io/tasks/port.ts`; with `DATABASE_URL` the table every instance reads),
+ * and each look takes in the tasks other instances recorded, so every instance lists and accepts the same tasks.
  */
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -21,7 +21,7 @@ import {
   readPointer,
 } from '../io/runs/paths.ts';
 import type { ReceiptRow, Store } from '../io/store/port.ts';
-import type { SharedTasks } from '../io/tasks/postgres.ts';
+import type { PublishedTasks } from '../io/tasks/port.ts';
 
 export type PaidCallIntake = {
   /** Takes in what was published since the last look (at most one look a second unless `force`). */
@@ -33,8 +33,8 @@ export type PaidCallIntake = {
 export function createPaidCallIntake(deps: {
   paths: RunPaths;
   store: Store;
-  /** Tasks every instance shares; undefined when embedded. */
-  shared?: SharedTasks;
+  /** The published tasks (this process's, or every instance's with `DATABASE_URL`). */
+  published: PublishedTasks;
   monotonic: () => number;
   log: (line: string) => void;
 }): PaidCallIntake {
@@ -56,13 +56,13 @@ export function createPaidCallIntake(deps: {
       }
       pointerRunId = pointer.run_id;
     }
-    // The shared list holds the newest copy of every task, whichever instance took its run in. When the database
-    // cannot be read, the tasks known so far stay, and the next look tries again.
-    const shared = await deps.shared?.list().catch((error: unknown) => {
+    // The published list holds the newest copy of every task, whichever instance took its run in. When the
+    // database cannot be read, the tasks known so far stay, and the next look tries again.
+    const published = await deps.published.list().catch((error: unknown) => {
       deps.log(`shared known-answer tasks not read: ${String(error)}`);
       return [];
     });
-    for (const task of shared ?? []) tasks.set(task.name, task);
+    for (const task of published) tasks.set(task.name, task);
   }
 
   async function takeIn(runId: string): Promise<void> {
@@ -83,7 +83,7 @@ export function createPaidCallIntake(deps: {
     if (!published.success) return;
     const runTasks = published.output.tasks as PublicTask[];
     for (const task of runTasks) tasks.set(task.name, task);
-    await deps.shared?.publish(runId, runTasks);
+    await deps.published.publish(runId, runTasks);
   }
 
   return {

@@ -3,7 +3,8 @@
  * with it through the ledger, as an attachment the ledger carries without reading, and restored from the journal
  * at start-up, so counts survive restarts. The quota itself lives beside the ledger, in `api/`.
  */
-import { type Quota, utcDay } from '../core/quota.ts';
+import { utcDay } from '../core/quota.ts';
+import type { Quota } from '../io/quota/memory.ts';
 import type { Ledger } from '../io/receipts/ledger.ts';
 
 /** The units one answer used: the UTC day and the `[bucket, id]` keys reserved. */

@@ -12,9 +12,7 @@ import type { H3 } from 'h3';
 import { toNodeHandler } from 'h3/node';
 import { LIMITS } from '../core/limits.ts';
 import { parseListings } from '../core/listings.ts';
-import { createProbeCache } from '../core/probe-cache.ts';
 import type { Signer } from '../core/receipt.ts';
-import { createReputationLookup } from '../core/reputation.ts';
 import { parseCidrList } from '../core/ssrf.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { createBadgeRenderer } from '../io/documents/badge-image.ts';
@@ -29,7 +27,6 @@ import { watchPublishedRuns } from '../io/runs/ingest.ts';
 import { runPaths } from '../io/runs/paths.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
 import { createApp } from './app.ts';
-import type { Prober } from './check.ts';
 import type { Config } from './config.ts';
 import type { AppDeps } from './deps.ts';
 import { createHosted, type Hosted } from './hosted.ts';
@@ -146,22 +143,19 @@ async function openRecords(
   const serviceWallet = await loadServiceWallet(paths.keys, config.serviceWallet);
   const journal = await createJournal({ dir: paths.journal, fsync: overrides.fsync ?? true, now });
   const identity = createIdentity(salt);
-  // The embedded index reads the bodies of this ledger's receipts back from the ledger (memory, then the file); it is
-  // created after the store, and nothing reads a body before then.
-  let readBody = async (_id: string): Promise<Record<string, unknown> | null> => null;
-  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'), (id) =>
-    readBody(id),
-  );
+  // The ledger keeps the bodies of its receipts (memory, then the file); the embedded index reads them from there.
+  const bodies = createReceiptBodies(paths.receipts);
+  const state = await openState(config, paths, now, identity.hash('installation', 'quota-salt'), bodies);
   const ledger = createLedger({
     signer: () => keys.signer,
     journal,
     store: state.store,
     receiptsDir: paths.receipts,
     checkpointFile: paths.checkpoint,
+    bodies,
     ...(overrides.receiptFiles ? { files: overrides.receiptFiles } : {}),
     ...(state.committed ? { committed: state.committed } : {}),
   });
-  readBody = ledger.body;
   return { keys, serviceWallet, journal, identity, state, ledger };
 }
 
@@ -208,7 +202,7 @@ async function appDeps(
     paidCalls: createPaidCallIntake({
       paths: runPaths(config.dataDir, 'known-answers'),
       store,
-      ...(state.sharedTasks ? { shared: state.sharedTasks } : {}),
+      published: state.tasks,
       monotonic: () => performance.now(),
       log: (line) => console.error(`[spotcheck] ${line}`),
     }),
@@ -221,6 +215,7 @@ function serviceProber(config: Config, now: () => Date, overrides: ServiceOverri
   // A seller's next GET within a second takes the connection its last one left, to the same approved address.
   return createProber({
     allow: parseCidrList(config.probeAllowCidrs),
+    userAgent: spotcheckUserAgent(config.baseUrl),
     now,
     reuseConnections: true,
     ...(overrides.lookup ? { lookup: overrides.lookup } : {}),

@@ -6,14 +6,18 @@
  */
 
 import { HOSTED } from '../core/hosted.ts';
-import { createQuota, type Quota, type QuotaPort, quotaPort } from '../core/quota.ts';
-import type { ReplayGuard } from '../core/replay.ts';
 import type { dataPaths } from '../io/data-paths.ts';
-import { postgresMeter, postgresRateLimiter } from '../io/hosted-meter/postgres.ts';
-import { type IntegratorStore, openIntegratorStore } from '../io/integrators/port.ts';
+import { postgresMeter } from '../io/hosted-meter/postgres.ts';
+import { openIntegratorStore } from '../io/integrators/duckdb.ts';
+import type { IntegratorStore } from '../io/integrators/port.ts';
 import { postgresIntegratorStore, watchIntegrators } from '../io/integrators/postgres.ts';
 import { boundedPort } from '../io/postgres/wait.ts';
+import { createQuota, type Quota, quotaPort } from '../io/quota/memory.ts';
+import type { QuotaPort } from '../io/quota/port.ts';
 import { openPostgresQuota } from '../io/quota/postgres.ts';
+import { postgresRateLimiter } from '../io/rate-limit/postgres.ts';
+import type { ReceiptBodies } from '../io/receipts/bodies.ts';
+import type { ReplayGuard } from '../io/replay/port.ts';
 import { openPostgresReplayGuard } from '../io/replay/postgres.ts';
 import { openDuckDbStore } from '../io/store/duckdb.ts';
 import type { Store } from '../io/store/port.ts';
@@ -44,7 +48,7 @@ export type ServiceState = {
 /**
  * Opens the state `config` names. `saltCheck` is a value derived from this instance's salt (never the salt): the
  * instances sharing a database must hash client addresses alike, or each would count every client apart.
- * `readBody` gives the embedded index the bodies of the receipts the ledger keeps as files (the ledger's `body`);
+ * `bodies` gives the embedded index the bodies of the receipts the ledger keeps as files (`io/receipts/bodies.ts`);
  * PostgreSQL keeps every body, since other instances serve receipts from it alone.
  */
 export async function openState(
@@ -52,12 +56,12 @@ export async function openState(
   paths: ReturnType<typeof dataPaths>,
   now: () => Date,
   saltCheck: string,
-  readBody: (id: string) => Promise<Record<string, unknown> | null>,
+  bodies: ReceiptBodies,
 ): Promise<ServiceState> {
   if (config.database === null) {
     const quota = createQuota({ now });
     return {
-      store: await openDuckDbStore(paths.database, { readBody }),
+      store: await openDuckDbStore(paths.database, { bodies }),
       quota: quotaPort(quota),
       journaledQuota: quota,
       integrators: await openIntegratorStore(paths.integrators),
@@ -65,9 +69,10 @@ export async function openState(
     };
   }
   const sql = await connectPostgres(config.database.url, { poolSize: config.database.poolSize });
+  // What a request reads or waits for gets a deadline (io/postgres/wait.ts); the background work does not.
+  const { waitMs } = config.database;
   try {
-    // What a request reads or waits for gets a deadline (io/postgres/wait.ts); the background work does not.
-    const store = boundedPort(postgresStore(sql, { endPool: false }), STORE_WAITS);
+    const store = boundedPort(postgresStore(sql, { endPool: false }), STORE_WAITS, waitMs);
     // In the background: the instance answers meanwhile, and its first lookup waits for what is left of the load.
     store
       .preloadPaidCalls()
@@ -76,15 +81,16 @@ export async function openState(
       );
     return {
       store,
-      quota: await openPostgresQuota(sql, now, saltCheck),
+      quota: await openPostgresQuota(sql, now, saltCheck, waitMs),
       journaledQuota: createQuota({ now }),
-      integrators: boundedPort(postgresIntegratorStore(sql), INTEGRATOR_WAITS),
+      integrators: boundedPort(postgresIntegratorStore(sql), INTEGRATOR_WAITS, waitMs),
       sharedHosted: {
-        meter: postgresMeter(sql, now),
+        meter: postgresMeter(sql, now, waitMs),
         rate: postgresRateLimiter(sql, {
           limit: HOSTED.ratePerMinute,
           windowSeconds: 60,
           now: () => now().getTime(),
+          waitMs,
         }),
         watch: (onChange) => watchIntegrators(sql, onChange),
       },

@@ -6,15 +6,14 @@
 import type { x402ResourceServer } from '@x402/core/server';
 import { SettleError, type SettleResponse, VerifyError, type VerifyResponse } from '@x402/core/types';
 import type { ExactEvmScheme } from '@x402/evm/exact/server';
-import { databaseUnavailable } from '../errors.ts';
-import { type Challenge, paymentRequiredOf, type Terms } from './_challenge.ts';
+import type { ReplayGuard } from '../../io/replay/port.ts';
+import { databaseUnavailable, errorResponse } from '../errors.ts';
+import { type OfferQuote, paymentRequiredOf, type Terms } from './_challenge.ts';
 import { type Driver, withTimeout } from './_drivers.ts';
 import type { DecodedPayment } from './_payment-header.ts';
-import type { ReplayGuard } from './_replay.ts';
 import {
   challengeResponse,
   deliveryFailed,
-  errorResponse,
   facilitatorUnavailable,
   paidResponse,
   settlementHeaders,
@@ -47,14 +46,14 @@ export type SellerContext = {
 /** How a paid request ended: its answer, and whether a settlement landed, may land, or is not known. */
 export type Outcome = { response: Response; settled?: 'landed' | 'pending' | 'unknown' };
 
-/** The 402 of `challenge`, naming why (`error`). */
+/** The 402 of `quote`, naming why (`error`). */
 export async function refuse(
   ctx: SellerContext,
-  challenge: Challenge,
+  quote: OfferQuote,
   error: string,
   headers?: Record<string, string>,
 ): Promise<Response> {
-  return challengeResponse(await paymentRequiredOf(ctx.server, challenge, error), headers);
+  return challengeResponse(await paymentRequiredOf(ctx.server, quote, error), headers);
 }
 
 /** The 502 of a facilitator that failed or did not answer, reported to `onError`. */
@@ -72,28 +71,28 @@ function expiresTooSoon(ctx: SellerContext, validBefore: number | null): boolean
 /** Verifies, runs the handler, then settles and delivers: the outcome of one paid request. */
 export async function runPaid(
   ctx: SellerContext,
-  challenge: Challenge,
+  quote: OfferQuote,
   driver: Driver,
   decoded: DecodedPayment,
   handler: PaidHandler,
 ): Promise<Outcome> {
-  const verified = await verifyPayment(ctx, challenge, driver, decoded);
+  const verified = await verifyPayment(ctx, quote, driver, decoded);
   if ('response' in verified) return verified;
   const ran = await runHandler(ctx, driver, decoded, verified.payer, handler);
   if (!('answer' in ran)) return ran;
-  return settleAndDeliver(ctx, challenge, driver, ran.answer, verified.payer);
+  return settleAndDeliver(ctx, quote, driver, ran.answer, verified.payer);
 }
 
 /** Matching, facilitator verify and the expiry rule: the payer, or the answer that ends the flow. */
 async function verifyPayment(
   ctx: SellerContext,
-  challenge: Challenge,
+  quote: OfferQuote,
   driver: Driver,
   decoded: DecodedPayment,
 ): Promise<{ payer: string } | Outcome> {
   try {
     const mismatch = await driver.prepare();
-    if (mismatch !== null) return { response: await refuse(ctx, challenge, mismatch) };
+    if (mismatch !== null) return { response: await refuse(ctx, quote, mismatch) };
   } catch (error) {
     return { response: unavailable(ctx, 'verify', error) };
   }
@@ -105,9 +104,9 @@ async function verifyPayment(
     verified = { isValid: false, invalidReason: error.invalidReason ?? error.message };
   }
   if (!verified.isValid)
-    return { response: await refuse(ctx, challenge, verified.invalidReason ?? 'invalid_payment') };
+    return { response: await refuse(ctx, quote, verified.invalidReason ?? 'invalid_payment') };
   if (expiresTooSoon(ctx, decoded.validBefore))
-    return { response: await refuse(ctx, challenge, 'authorization_expires_too_soon') };
+    return { response: await refuse(ctx, quote, 'authorization_expires_too_soon') };
   return { payer: verified.payer ?? decoded.from ?? '' };
 }
 
@@ -150,7 +149,7 @@ async function runHandler(
 /** Settles, and completes the answer only on a settlement that landed and matches the payment. */
 async function settleAndDeliver(
   ctx: SellerContext,
-  challenge: Challenge,
+  quote: OfferQuote,
   driver: Driver,
   answer: PaidAnswer,
   payer: string,
@@ -175,7 +174,7 @@ async function settleAndDeliver(
   }
   const headers = settlementHeaders(result, driver.x402Version);
   if (reading.kind === 'failed') {
-    const response = await refuse(ctx, challenge, reading.reason, headers);
+    const response = await refuse(ctx, quote, reading.reason, headers);
     if (reading.broadcast) return { response, settled: 'pending' };
     if (!(answer instanceof Response))
       await answer.release?.().catch((error: unknown) => onError?.('handler', error));

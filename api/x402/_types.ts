@@ -5,14 +5,14 @@
 import type { FacilitatorClient } from '@x402/core/server';
 import type { declareDiscoveryExtension } from '@x402/extensions/bazaar';
 
-import type { ReplayGuard } from '../../core/replay.ts';
+import type { ReplayGuard } from '../../io/replay/port.ts';
 
 /** What the service sells with, wired once in the entry file. */
 export type SellerConfig = {
   facilitator: FacilitatorClient;
   /** The service wallet (`SERVICE_WALLET`), the `payTo` of every offer. */
   payTo: `0x${string}`;
-  /** Spec §5.3: Base only. */
+  /** docs/api.md §5.3: Base only. */
   network?: 'eip155:8453';
   /** Lifetime the buyer signs for (`validBefore = now + this`); SDK default 300. */
   maxTimeoutSeconds?: number;

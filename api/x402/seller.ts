@@ -4,7 +4,7 @@
  *
  * Flow of {@link Seller.sell} (docs/x402.md §4.3, "authorization" payment flow):
  * 1. No `PAYMENT-SIGNATURE`/`X-PAYMENT` header → 402. Undecodable header → 402 `invalid_payment_header`.
- * 2. The same payment already in flight, or already settled → 402 at once (`_replay.ts`).
+ * 2. The same payment already in flight, or already settled → 402 at once (`io/replay/memory.ts`).
  * 3. Facilitator verify: invalid → 402 with its `invalidReason`; error or timeout → 502 `facilitator_unavailable`.
  *    An authorization whose `validBefore` is less than the handler budget plus {@link SETTLE_MARGIN_SECONDS} away →
  *    402 `authorization_expires_too_soon`: it could expire before its settlement lands.
@@ -31,11 +31,12 @@ import { x402ResourceServer } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { BASE, canonicalUsdc } from '../../core/networks.ts';
-import { buildChallenge } from './_challenge.ts';
+import type { ReplayRefusal } from '../../core/replay.ts';
+import { createReplayGuard } from '../../io/replay/memory.ts';
+import { buildQuote } from './_challenge.ts';
 import { createV1Support, v1Driver, v1NameOf, v2Driver } from './_drivers.ts';
 import { refuse, runPaid, type SellerContext } from './_paid-flow.ts';
 import { decodePaymentHeader } from './_payment-header.ts';
-import { createReplayGuard, type ReplayRefusal } from './_replay.ts';
 import type {
   Offer,
   PaidHandler,
@@ -103,8 +104,8 @@ export function createSeller(config: SellerConfig): Seller {
   };
   return {
     async paymentRequired(offer: Offer, options = {}) {
-      const challenge = await buildChallenge(ctx.server, scheme, ctx.terms, offer, null);
-      return refuse(ctx, challenge, options.error ?? 'Payment required', options.headers);
+      const quote = await buildQuote(ctx.server, scheme, ctx.terms, offer, null);
+      return refuse(ctx, quote, options.error ?? 'Payment required', options.headers);
     },
     sell: (event, offer, handler) => sell(ctx, event, offer, handler),
   };
@@ -122,23 +123,23 @@ async function sell(
 ): Promise<Response> {
   const { config, server, guard, terms } = ctx;
   const request = event.req;
-  const challenge = await buildChallenge(server, ctx.scheme, terms, offer, request);
-  // Spec §5.2: both headers are read; the payload's own x402Version decides how it is handled.
+  const quote = await buildQuote(server, ctx.scheme, terms, offer, request);
+  // docs/api.md §5.2: both headers are read; the payload's own x402Version decides how it is handled.
   const header = request.headers.get('payment-signature') ?? request.headers.get('x-payment');
-  if (header === null) return refuse(ctx, challenge, 'Payment required');
+  if (header === null) return refuse(ctx, quote, 'Payment required');
   const decoded = decodePaymentHeader(header);
-  if (!decoded) return refuse(ctx, challenge, 'invalid_payment_header');
+  if (!decoded) return refuse(ctx, quote, 'invalid_payment_header');
 
   const replayWindow = { validBefore: decoded.validBefore, fallbackSeconds: terms.maxTimeoutSeconds };
   const refusal = await guard.claim(decoded.key, replayWindow);
-  if (refusal !== null) return refuse(ctx, challenge, refusal);
+  if (refusal !== null) return refuse(ctx, quote, refusal);
   let settled: 'landed' | 'pending' | 'unknown' | undefined;
   try {
     const driver =
       decoded.version === 2
-        ? v2Driver(server, challenge, decoded.payload)
-        : v1Driver(config.facilitator, ctx.supportsV1, challenge, decoded.payload, ctx.v1Network);
-    const outcome = await runPaid(ctx, challenge, driver, decoded, handler);
+        ? v2Driver(server, quote, decoded.payload)
+        : v1Driver(config.facilitator, ctx.supportsV1, quote, decoded.payload, ctx.v1Network);
+    const outcome = await runPaid(ctx, quote, driver, decoded, handler);
     settled = outcome.settled;
     return outcome.response;
   } finally {

@@ -1,6 +1,6 @@
 /**
  * How code on a DuckDB connection binds values and reads rows. The service's store (`io/store/duckdb.ts`) and
- * hosted mode's integrator file (`io/integrators/port.ts`) both query through here, so rows come back in one shape.
+ * hosted mode's integrator file (`io/integrators/duckdb.ts`) both query through here, so rows come back in one shape.
  */
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 

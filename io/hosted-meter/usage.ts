@@ -5,9 +5,10 @@
  * the journal cursor it covers; {@link compactUsage} folds the uses after that cursor into it, in one transaction,
  * so replaying the journal tail after a SIGKILL neither loses nor doubles a use.
  */
-import type { HostedMeter, HostedUse } from '../../core/hosted-meter.ts';
+import type { HostedUse } from '../../core/hosted-meter.ts';
 import { type IntegratorStore, slotKey, type UsageDelta } from '../integrators/port.ts';
 import type { Journal, JournalPosition, ReadOptions } from '../receipts/journal.ts';
+import type { HostedMeter } from './memory.ts';
 
 /** The journal record of one hosted use. */
 export type HostedUseRecord = {

@@ -1,6 +1,6 @@
 /**
  * The integrator store in PostgreSQL (`DATABASE_URL`): integrators, keys (only the hash of the secret),
- * usage and invoices shared by every instance, the same port as the DuckDB file (`io/integrators/port.ts`). Usage is
+ * usage and invoices shared by every instance, the same port (`port.ts`) as the DuckDB file (`duckdb.ts`). Usage is
  * counted when a call reserves it (`io/hosted-meter/postgres.ts`), so there is no journal to fold: `foldUsage` is refused.
  *
  * The invoice half is `_postgres-invoices.ts`.
@@ -10,7 +10,8 @@
  */
 import type { Sql } from 'postgres';
 import { postgresInvoices } from './_postgres-invoices.ts';
-import { type IntegratorStore, integratorOf, keyOf } from './port.ts';
+import { integratorOf, keyOf } from './_rows.ts';
+import type { IntegratorStore } from './port.ts';
 
 /** The channel on which changes of integrators and keys are announced. */
 const CHANNEL = 'spotcheck_integrators';

@@ -1,5 +1,5 @@
 /**
- * The free-tier quota shared by every instance (`DATABASE_URL`): the port of `core/quota.ts` over the
+ * The free-tier quota shared by every instance (`DATABASE_URL`): the port of `port.ts` over the
  * `quota_use` table, one row per (UTC day, bucket, client) counter.
  *
  * A reservation is one transaction: each key, in (bucket, id) order so two reservations never wait on each other
@@ -10,8 +10,9 @@
  * the unit spent (never an extra free answer: docs/decisions.md "Shared state on PostgreSQL").
  */
 import type { Sql } from 'postgres';
-import { type QuotaKey, type QuotaPort, type ReserveResult, utcDay } from '../../core/quota.ts';
+import { type QuotaKey, type ReserveResult, utcDay } from '../../core/quota.ts';
 import { waitFor } from '../postgres/wait.ts';
+import type { QuotaPort } from './port.ts';
 
 /** Thrown inside the transaction to roll it back: `key` was at its limit with `used` units. */
 class Exhausted extends Error {
@@ -28,8 +29,15 @@ class Exhausted extends Error {
  * The shared quota over `sql` (its schema made by `io/postgres/schema.ts`); `now` is the injected clock.
  * `saltCheck` is a value derived from this instance's quota salt (never the salt): the first instance records it,
  * and an instance whose salt differs refuses to start, since it would count each client under other names.
+ * `waitMs` bounds each wait on the database (`io/postgres/wait.ts`, 10 s unless set).
  */
-export async function openPostgresQuota(sql: Sql, now: () => Date, saltCheck: string): Promise<QuotaPort> {
+export async function openPostgresQuota(
+  sql: Sql,
+  now: () => Date,
+  saltCheck: string,
+  waitMs?: number,
+): Promise<QuotaPort> {
+  const wait = <T>(work: PromiseLike<T>) => waitFor(work, waitMs);
   await sql`INSERT INTO installation (name, value) VALUES ('quota-salt', ${saltCheck}) ON CONFLICT (name) DO NOTHING`;
   const [recorded] = await sql<
     Array<{ value: string }>
@@ -49,7 +57,7 @@ export async function openPostgresQuota(sql: Sql, now: () => Date, saltCheck: st
       const day = utcDay(now());
       let counts: Map<QuotaKey, number>;
       try {
-        counts = await waitFor(
+        counts = await wait(
           sql.begin(async (tx) => {
             const taken = new Map<QuotaKey, number>();
             for (const key of byName(keys)) {
@@ -83,7 +91,7 @@ export async function openPostgresQuota(sql: Sql, now: () => Date, saltCheck: st
           async release() {
             if (released) return;
             released = true;
-            await waitFor(
+            await wait(
               sql.begin(async (tx) => {
                 for (const key of byName(keys)) {
                   await tx`UPDATE quota_use SET used = greatest(used - 1, 0)

@@ -21,8 +21,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { HttpMethod, Observation } from '../../core/model.ts';
 import { type Signer, signReceiptJson } from '../../core/receipt.ts';
 import type { ReceiptRow, Store } from '../store/port.ts';
+import { createReceiptBodies, type KeptBodies } from './bodies.ts';
 import { createReceiptFileWriter, type ReceiptFileWriter } from './file-writer.ts';
-import { readReceiptFile } from './files.ts';
 import type { Journal } from './journal.ts';
 
 export type IssueMeta = {
@@ -52,19 +52,16 @@ export type Ledger = {
   ): Promise<T & { kid: string; signature: string }>;
   /** Durably records an attachment that has no receipt; resolves once it is on disk. */
   attach(attached: unknown): Promise<void>;
-  /** A receipt by id: recent ones from memory, then the file, then the index. */
+  /** A receipt by id: this instance's from its bodies (memory, then the file), then the index. */
   get(id: string): Promise<Record<string, unknown> | null>;
-  /** A receipt this ledger issued, from memory or its file only: what the index reads a body from. */
-  body(id: string): Promise<Record<string, unknown> | null>;
   /** Replays the journal into files, index and observations, and hands back attachments since a day. */
   recover(options: RecoverOptions): Promise<{ records: number; reindexed: number }>;
-  /** Waits for published views (files) to be written. */
-  settle(): Promise<void>;
+  /** Resolves once every receipt file queued so far is written (the file writer's flush). */
+  flushFiles(): Promise<void>;
   /** Writes everything published to the index and files, then moves the checkpoint past it (clean shutdown). */
   checkpoint(): Promise<void>;
 };
 
-const RECENT = 10_000;
 /** Most receipts answered whose file is not written yet (memory holds them until it is). */
 const MAX_UNWRITTEN = 10_000;
 
@@ -75,6 +72,8 @@ export type LedgerParts = {
   store: Store;
   receiptsDir: string;
   checkpointFile: string;
+  /** The bodies of this instance's receipts, which the embedded index also reads (default: over `receiptsDir`). */
+  bodies?: KeptBodies;
   /** Writes the receipt files (default: a worker thread writing into `receiptsDir`). */
   files?: ReceiptFileWriter;
   /** With a shared store: resolves once the receipt's row is committed there (group commit), rejects if not. */
@@ -86,8 +85,7 @@ export function createLedger(parts: LedgerParts): Ledger {
   const ctx: LedgerContext = {
     parts,
     files: parts.files ?? createReceiptFileWriter(parts.receiptsDir),
-    recent: new Map(),
-    unwritten: new Map(),
+    bodies: parts.bodies ?? createReceiptBodies(parts.receiptsDir),
     latest: null,
   };
   return {
@@ -96,11 +94,10 @@ export function createLedger(parts: LedgerParts): Ledger {
       const record: AttachmentRecord = { v: 1, kind: 'attachment', attached };
       ctx.latest = later(ctx.latest, (await parts.journal.append(record)).cursor);
     },
-    get: async (id) => (await ownBody(ctx, id)) ?? (await parts.store.receipt(id)),
-    body: (id) => ownBody(ctx, id),
+    get: async (id) => (await ctx.bodies.read(id)) ?? (await parts.store.receipt(id)),
     recover: (options) => recoverJournal(ctx, options),
     checkpoint: () => checkpointLedger(ctx),
-    settle: () => ctx.files.settle(),
+    flushFiles: () => ctx.files.flush(),
   };
 }
 
@@ -108,10 +105,8 @@ export function createLedger(parts: LedgerParts): Ledger {
 type LedgerContext = {
   readonly parts: LedgerParts;
   readonly files: ReceiptFileWriter;
-  /** The newest receipts issued, by id (at most {@link RECENT}). */
-  readonly recent: Map<string, Record<string, unknown>>;
-  /** Receipts whose file is not written yet, by id; served from here until it is. */
-  readonly unwritten: Map<string, Record<string, unknown>>;
+  /** The bodies of the receipts issued: recent ones, and those whose file is not written yet. */
+  readonly bodies: KeptBodies;
   /** The newest journal cursor this process appended or replayed. */
   latest: string | null;
 };
@@ -124,21 +119,16 @@ async function issueReceipt<T extends Record<string, unknown>>(
 ): Promise<T & { kid: string; signature: string }> {
   const { parts } = ctx;
   // Files lag behind the answers only so far: past this many, a new receipt waits for the writer to catch up.
-  while (ctx.unwritten.size >= MAX_UNWRITTEN) await ctx.files.settle();
+  while (ctx.bodies.unwritten() >= MAX_UNWRITTEN) await ctx.files.flush();
   const { receipt, json } = signReceiptJson(unsigned, parts.signer());
   // With a shared store the row is committed there while the journal syncs; the answer waits for both.
   const shared = parts.committed ? shareRow(parts.store, receipt, json, meta, parts.committed) : null;
   const position = await parts.journal.appendJson(receiptRecordJson(json, meta));
   ctx.latest = later(ctx.latest, position.cursor);
-  remember(ctx, receipt);
+  ctx.bodies.remember(receipt);
   publish(ctx, receipt, json, meta, shared !== null);
   if (shared) await shared();
   return receipt;
-}
-
-function remember(ctx: LedgerContext, receipt: Record<string, unknown>): void {
-  if (ctx.recent.size >= RECENT) ctx.recent.delete(ctx.recent.keys().next().value as string);
-  ctx.recent.set(String(receipt.id), receipt);
 }
 
 /** Hands a durable receipt to its views: index row and observation now (in-memory queues), file after. */
@@ -155,8 +145,8 @@ function publish(
     store.addObservation(meta.observation.urlNorm, meta.observation.method, meta.observation.value);
   }
   const id = String(receipt.id);
-  ctx.unwritten.set(id, receipt);
-  void ctx.files.write(id, `${json}\n`).then(() => ctx.unwritten.delete(id));
+  ctx.bodies.hold(id, receipt);
+  void ctx.files.write(id, `${json}\n`).then(() => ctx.bodies.written(id));
 }
 
 /** Indexes the receipt now and returns the wait for its commit (its failure is kept until then, not thrown). */
@@ -176,13 +166,6 @@ function shareRow(
     const failed = await outcome;
     if (failed) throw failed.error;
   };
-}
-
-/** A receipt from memory (recent, or its file not written yet), then from its file. */
-async function ownBody(ctx: LedgerContext, id: string): Promise<Record<string, unknown> | null> {
-  const hit = ctx.recent.get(id) ?? ctx.unwritten.get(id);
-  if (hit) return hit;
-  return (await readReceiptFile(ctx.parts.receiptsDir, id)) as Record<string, unknown> | null;
 }
 
 /** Replays the journal: attachments since the caller's day back to it, receipts past the checkpoint republished. */
@@ -218,7 +201,7 @@ async function recoverJournal(
     since === null ? {} : { since },
   );
   await store.flush();
-  await ctx.files.settle();
+  await ctx.files.flush();
   if (last !== null) await writeFile(checkpointFile, JSON.stringify({ cursor: last }));
   ctx.latest = later(ctx.latest, last);
   return { records, reindexed };
@@ -226,7 +209,7 @@ async function recoverJournal(
 
 /** Writes everything published to the index and files, then moves the checkpoint past it (clean shutdown). */
 async function checkpointLedger(ctx: LedgerContext): Promise<void> {
-  await ctx.files.settle();
+  await ctx.files.flush();
   await ctx.files.close();
   await ctx.parts.store.flush();
   if (ctx.latest !== null) await writeFile(ctx.parts.checkpointFile, JSON.stringify({ cursor: ctx.latest }));

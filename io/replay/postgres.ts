@@ -1,5 +1,5 @@
 /**
- * The payment replay guard shared by every instance (`DATABASE_URL`): the port of `core/replay.ts` over
+ * The payment replay guard shared by every instance (`DATABASE_URL`): the port of `port.ts` over
  * the `payment_claims` table, one row per payment key (EIP-3009 `from` + `nonce`) with why it is refused and until
  * when (epoch seconds of the injected clock).
  *
@@ -9,8 +9,9 @@
  * it expires, as a settlement of unknown outcome is.
  */
 import type { Sql } from 'postgres';
-import { holdUntil, type ReplayGuard, type ReplayRefusal } from '../../core/replay.ts';
+import { holdUntil, type ReplayRefusal } from '../../core/replay.ts';
 import { boundedPort } from '../postgres/wait.ts';
+import type { ReplayGuard } from './port.ts';
 
 const REFUSALS: readonly ReplayRefusal[] = [
   'payment_in_flight',
@@ -18,8 +19,15 @@ const REFUSALS: readonly ReplayRefusal[] = [
   'settlement_pending',
 ];
 
-/** The shared guard over `sql` (its schema made by `io/postgres/schema.ts`). */
-export async function openPostgresReplayGuard(sql: Sql, now: () => Date): Promise<ReplayGuard> {
+/**
+ * The shared guard over `sql` (its schema made by `io/postgres/schema.ts`); `waitMs` bounds each claim and release
+ * (`io/postgres/wait.ts`, 10 s unless set).
+ */
+export async function openPostgresReplayGuard(
+  sql: Sql,
+  now: () => Date,
+  waitMs?: number,
+): Promise<ReplayGuard> {
   const seconds = () => Math.floor(now().getTime() / 1000);
   await sql`DELETE FROM payment_claims WHERE until_epoch <= ${seconds()}`;
 
@@ -49,5 +57,5 @@ export async function openPostgresReplayGuard(sql: Sql, now: () => Date): Promis
       await sql`UPDATE payment_claims SET reason = ${hold.reason}, until_epoch = ${until} WHERE key = ${key}`;
     },
   };
-  return boundedPort(guard, ['claim', 'release']);
+  return boundedPort(guard, ['claim', 'release'], waitMs);
 }

@@ -6,36 +6,39 @@
  * Writes are queued and flushed in batches (`_duckdb-writer.ts`): the journal already made them durable, and a
  * multi-row insert costs about what a single one does.
  *
- * Opened with `readBody` (the live service), the rows of receipts the ledger writes as files (`bodyInFile`) keep an
- * empty body: the reads that answer bodies take them from `readBody`, so the index does not hold a second copy of
- * every receipt (with 2.5 KB bodies, DuckDB's writes and checkpoints of them were about a sixth of a cached check's
- * CPU and half the service's peak RSS over a minute of load: docs/performance.md). Crawl receipts keep their body
- * here.
+ * Opened with `bodies` (the live service), the rows of receipts the ledger writes as files (`bodyInFile`) keep an
+ * empty body: the reads that answer bodies take them from `bodies` (`io/receipts/bodies.ts`, the port the ledger
+ * keeps them in), so the index does not hold a second copy of every receipt (with 2.5 KB bodies, DuckDB's writes
+ * and checkpoints of them were about a sixth of a cached check's CPU and half the service's peak RSS over a minute
+ * of load: docs/performance.md). Crawl receipts keep their body here.
  *
  * This file holds the cache of each endpoint's observations, and wires the parts kept apart: the schema
  * (`_duckdb-schema.ts`), the writer (`_duckdb-writer.ts`), the flushed reads (`_duckdb-index-reads.ts`), listings
  * (`_duckdb-listings.ts`) and paid calls (`_duckdb-paid-calls.ts`).
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { LIMITS } from '../../core/limits.ts';
 import type { HttpMethod, Observation } from '../../core/model.ts';
 import { select } from '../duckdb/query.ts';
 import { applySchema } from '../duckdb/schema.ts';
+import type { ReceiptBodies } from '../receipts/bodies.ts';
 import { createIndexWrites } from './_duckdb-index-writes.ts';
 import { openListings } from './_duckdb-listings.ts';
 import { openPaidCalls } from './_duckdb-paid-calls.ts';
 import { createIndexReads } from './_duckdb-reads.ts';
 import { createIndexWriter, type IndexWriter } from './_duckdb-writer.ts';
 import { toStoredObservation } from './_rows.ts';
-import { endpointOf, OBSERVATIONS_KEPT, type Store } from './port.ts';
+import { endpointOf, type Store } from './port.ts';
 
 const LOADED_ENDPOINTS = 10_000;
 
 /** Where the bodies of `bodyInFile` rows are read from; without it every row keeps its body in the index. */
-export type DuckDbStoreOptions = { readBody?: (id: string) => Promise<Record<string, unknown> | null> };
+export type DuckDbStoreOptions = { bodies?: ReceiptBodies };
 
 /** Opens (or creates) the database file and its schema. */
 export async function openDuckDbStore(path: string, options: DuckDbStoreOptions = {}): Promise<Store> {
-  const { readBody } = options;
+  const { bodies } = options;
+  const readBody = bodies ? (id: string) => bodies.read(id) : null;
   const instance = await DuckDBInstance.create(path);
   const db = await instance.connect();
   await applySchema(db);
@@ -46,7 +49,7 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
   const listings = await openListings(db, importDb);
   const paidCalls = await openPaidCalls(db);
   const observations = await openObservationCache(db, writer);
-  const reads = createIndexReads(db, writer.flush, readBody ?? null);
+  const reads = createIndexReads(db, writer.flush, readBody);
 
   const store: Store = {
     indexReceipts(rows) {
@@ -102,7 +105,7 @@ async function openObservationCache(db: DuckDBConnection, writer: IndexWriter): 
       ? await select(
           db,
           `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
-           WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`,
+           WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${LIMITS.historyKept}`,
           [urlNorm, method],
         )
       : [];
@@ -111,7 +114,7 @@ async function openObservationCache(db: DuckDBConnection, writer: IndexWriter): 
       byTime.set(item.observed_at, item);
     const list = [...byTime.values()]
       .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
-      .slice(0, OBSERVATIONS_KEPT);
+      .slice(0, LIMITS.historyKept);
     if (loaded.size >= LOADED_ENDPOINTS) loaded.delete(loaded.keys().next().value as string);
     // An observation added while the query ran was pushed to the queue, and read by `unflushed` above.
     if (!loaded.has(k)) loaded.set(k, list);
@@ -124,7 +127,7 @@ async function openObservationCache(db: DuckDBConnection, writer: IndexWriter): 
       if (list) {
         list.unshift(observation);
         list.sort((a, b) => b.observed_at.localeCompare(a.observed_at));
-        list.length = Math.min(list.length, OBSERVATIONS_KEPT);
+        list.length = Math.min(list.length, LIMITS.historyKept);
       }
     },
     async read(urlNorm, method) {

@@ -7,7 +7,6 @@
  * queued and flushed in batches off the request path. Reads see queued writes (`flush()` first).
  */
 import type { PaidCallRecord } from '../../core/catalog.ts';
-import { settleListings } from '../../core/listing-dispute.ts';
 import type { HttpMethod, Listing, Observation } from '../../core/model.ts';
 import type { PublicForm } from '../../core/public-state.ts';
 import type { HostCheck, HostObservation } from '../../core/reputation.ts';
@@ -33,9 +32,9 @@ export type ReceiptRow = {
    */
   bodyJson?: string;
   /**
-   * The ledger writes `body` as this receipt's file (the live service's own receipts). A store opened with a
-   * `readBody` (the embedded one) then indexes the row's columns only and reads the body back through it, so the
-   * index does not hold a second copy of every receipt.
+   * The ledger writes `body` as this receipt's file (the live service's own receipts). A store opened with
+   * `bodies` (the embedded one, `io/receipts/bodies.ts`) then indexes the row's columns only and reads the body
+   * back through it, so the index does not hold a second copy of every receipt.
    */
   bodyInFile?: boolean;
 };
@@ -115,21 +114,6 @@ export type Store = {
  * endpoint.
  */
 export type PaidCallQuery = { task?: string; endpoint?: string; host?: string; perService: number };
-
-export const OBSERVATIONS_KEPT = 30;
-
-/**
- * The listing a check of an endpoint is held to, from every listing of its normalized URL: none when they disagree
- * on wallet, network or price (`core/listing-dispute.ts`); else the method's own listing if any, sources ranked by
- * name so the choice is stable.
- */
-export function pickListing(candidates: Listing[], method: HttpMethod): Listing | null {
-  const settled = settleListings(candidates);
-  if (settled.disputed) return null;
-  const same = settled.pool.filter((listing) => listing.method === method);
-  const pool = same.length > 0 ? same : settled.pool;
-  return [...pool].sort((a, b) => a.source.localeCompare(b.source))[0] ?? null;
-}
 
 /** The URL host (port included when not the default) of a normalized URL; null when it has none. */
 export function hostOf(urlNorm: string | null): string | null {

@@ -1,22 +1,15 @@
 /**
- * The tasks known-answer runs publish, shared by every instance. A run is published under one instance's
- * `DATA_DIR`; the instance that takes it in records its tasks here, and every instance lists them, so `/v1/tasks` and
- * a lookup's `task=` agree behind a load balancer. A task published again keeps the copy of the newest run (run ids
- * sort by their start time), whichever instance took that run in.
+ * The tasks known-answer runs publish, shared by every instance (`port.ts`, `DATABASE_URL`). A run is published under
+ * one instance's `DATA_DIR`; the instance that takes it in records its tasks here, and every instance lists them, so
+ * `/v1/tasks` and a lookup's `task=` agree behind a load balancer. A task published again keeps the copy of the newest
+ * run (run ids sort by their start time), whichever instance took that run in.
  */
 import type { Sql } from 'postgres';
 import type { PublicTask } from '../../core/tasks.ts';
+import type { PublishedTasks } from './port.ts';
 
-/** Published tasks every instance shares. */
-export type SharedTasks = {
-  /** Records the tasks of run `runId`; a task of a newer run already recorded stays. */
-  publish(runId: string, tasks: readonly PublicTask[]): Promise<void>;
-  /** Every recorded task, by name. */
-  list(): Promise<PublicTask[]>;
-};
-
-/** {@link SharedTasks} on a migrated pool. */
-export function postgresTasks(sql: Sql): SharedTasks {
+/** {@link PublishedTasks} on a migrated pool, every instance's. */
+export function postgresTasks(sql: Sql): PublishedTasks {
   return {
     async publish(runId, tasks) {
       if (tasks.length === 0) return;

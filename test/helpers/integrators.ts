@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import type { Hosted } from '../../api/hosted.ts';
 import { bandOf } from '../../core/hosted.ts';
 import { formatServiceKey, hashSecret, newServiceKey } from '../../core/service-key.ts';
+import { openIntegratorStore } from '../../io/integrators/duckdb.ts';
 import { applyOp, parseOp } from '../../io/integrators/ops.ts';
-import { openIntegratorStore } from '../../io/integrators/port.ts';
 import { issuedKey, runCli } from './cli.ts';
 import { waitFor } from './wait.ts';
 

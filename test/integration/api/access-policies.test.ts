@@ -24,10 +24,10 @@ import { openApiDocument } from '../../../api/openapi.ts';
 import { OPERATIONS } from '../../../api/openapi-operations.ts';
 import type { ChainReaderLike } from '../../../api/payment-status.ts';
 import { TASK_NAMES } from '../../../api/routes/tasks.ts';
-import type { MeterPort } from '../../../core/hosted-meter.ts';
 import { BASE } from '../../../core/networks.ts';
-import type { QuotaPort } from '../../../core/quota.ts';
 import { parseServiceKey } from '../../../core/service-key.ts';
+import type { MeterPort } from '../../../io/hosted-meter/port.ts';
+import type { QuotaPort } from '../../../io/quota/port.ts';
 import { sourceEvidence, TX, unreachableSource } from '../../fixtures/payment.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
 import { createIntegrator } from '../../helpers/integrators.ts';
@@ -144,7 +144,9 @@ const DRY_RUN_429: Outcome = { status: 429, code: 'dry_run_limit' };
 type Route = {
   policy: MeteredRouteName;
   path: string;
-  /** The inputs of the row, by name: each a query string. */
+  /** POST routes take their inputs as JSON bodies; the others are GET with a query. */
+  method?: 'POST';
+  /** The inputs of the row, by name: each a query string (a JSON body for a POST route). */
   inputs: Record<string, string>;
   /** Each caller's outcome for each input, in the order of `inputs`. */
   table: Record<Caller, Outcome[]>;
@@ -162,19 +164,25 @@ const ROUTES: Route[] = [
       valid: 'seller',
       invalid: 'url=ftp%3A%2F%2Fseller.example%2Fx',
       'dry run': 'seller&mode=dry-run',
+      'unreadable challenge': 'seller&payment_required=not-base64',
     },
     table: {
-      none: [ok('free', 'check'), bad('bad_url'), ok('free', 'dry_run')],
-      'free over quota': [PAY_402, bad('bad_url'), DRY_RUN_429],
+      none: [ok('free', 'check'), bad('bad_url'), ok('free', 'dry_run'), bad('payment_required_invalid')],
+      'free over quota': [PAY_402, bad('bad_url'), DRY_RUN_429, bad('payment_required_invalid')],
       // A payment sent with a dry run is never taken: the dry run is answered free.
-      'paid valid': [ok('paid'), bad('bad_url'), ok('free', 'dry_run')],
-      'paid refused': [PAY_402, PAY_402, ok('free', 'dry_run')],
-      exempt: [ok('exempt'), bad('bad_url'), ok('exempt')],
-      'hosted active': [ok('hosted', 'hosted'), bad('bad_url'), ok('hosted')],
-      'hosted suspended': [KEY_401, KEY_401, KEY_401],
+      'paid valid': [ok('paid'), bad('bad_url'), ok('free', 'dry_run'), bad('payment_required_invalid')],
+      'paid refused': [PAY_402, PAY_402, ok('free', 'dry_run'), PAY_402],
+      exempt: [ok('exempt'), bad('bad_url'), ok('exempt'), bad('payment_required_invalid')],
+      'hosted active': [
+        ok('hosted', 'hosted'),
+        bad('bad_url'),
+        ok('hosted'),
+        bad('payment_required_invalid'),
+      ],
+      'hosted suspended': [KEY_401, KEY_401, KEY_401, KEY_401],
       // A hosted dry run is never billed, so the credit limit does not stop it.
-      'hosted over credit': [CREDIT_402, bad('bad_url'), ok('hosted')],
-      'malformed key': [KEY_401, KEY_401, KEY_401],
+      'hosted over credit': [CREDIT_402, bad('bad_url'), ok('hosted'), bad('payment_required_invalid')],
+      'malformed key': [KEY_401, KEY_401, KEY_401, KEY_401],
     },
   },
   {
@@ -304,17 +312,32 @@ function watched(deps: AppDeps, caller: Caller) {
 const published = openApiChecker(openApiDocument('http://spotcheck.test', API_VERSION));
 let ip = 0;
 
-/** GET `path` on `app` as a fresh client (its own /24, so no ceiling is near), held to `/openapi.json`. */
-async function get(app: ReturnType<typeof createApp>, path: string, headers: Record<string, string> = {}) {
+/**
+ * GET `path` (POST `body` as JSON when given) on `app` as a fresh client (its own /24, so no ceiling is near), held
+ * to `/openapi.json`.
+ */
+async function get(
+  app: ReturnType<typeof createApp>,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+) {
   ip++;
+  const method = body === undefined ? 'GET' : 'POST';
   const request = fromPeer(
     new Request(`http://spotcheck.test${path}`, {
-      headers: { 'x-forwarded-for': `10.${(ip >> 8) & 255}.${ip & 255}.7`, ...headers },
+      method,
+      headers: {
+        'x-forwarded-for': `10.${(ip >> 8) & 255}.${ip & 255}.7`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body }),
     }),
   );
   const response = await app.fetch(request);
-  const template = published.templateOf('GET', new URL(request.url).pathname);
-  if (template !== null) await published.check('GET', template, response);
+  const template = published.templateOf(method, new URL(request.url).pathname);
+  if (template !== null) await published.check(method, template, response);
   return response;
 }
 

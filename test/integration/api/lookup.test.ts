@@ -7,15 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../../api/app.ts';
 import type { AppDeps } from '../../../api/deps.ts';
 import { createIdentity } from '../../../api/identity.ts';
+import { createReputationLookup } from '../../../api/reputation-lookup.ts';
 import { TASKS } from '../../../api/routes/tasks.ts';
 import { createSales } from '../../../api/sales.ts';
 import type { Seller } from '../../../api/x402/seller.ts';
 import type { paidCallRecord } from '../../../core/catalog.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
-import { createProbeCache } from '../../../core/probe-cache.ts';
-import { createQuota, quotaPort } from '../../../core/quota.ts';
-import { createReputationLookup } from '../../../core/reputation.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
+import { createProbeCache } from '../../../io/probe/probe-cache.ts';
+import { createQuota, quotaPort } from '../../../io/quota/memory.ts';
 import { runPaths } from '../../../io/runs/paths.ts';
 import { createMemoryStore } from '../../../io/store/memory.ts';
 import type { Store } from '../../../io/store/port.ts';
@@ -72,9 +72,8 @@ function setup(options: { store?: Store } = {}) {
     ledger: {
       issue: unused,
       get: unused,
-      body: unused,
       recover: unused,
-      settle: unused,
+      flushFiles: unused,
       checkpoint: unused,
       attach: async (value) => {
         attached.push(value);
@@ -269,7 +268,7 @@ describe('GET /v1/lookup', () => {
     expect(res.headers.get('payment-response')).toBe('settled');
     const paid = (await res.json()) as LookupBody;
     expect(paid.access).toEqual({ tier: 'paid', charged_usd: '0.02', tx: '0xfeed' });
-    // Spec §1: payment never changes results.
+    // docs/api.md §1: payment never changes results.
     expect({ ...paid, access: null }).toEqual({ ...free, access: null });
     expect(settled).toEqual(['GET /v1/lookup/paid']);
     const after = (await (await get('/v1/lookup?task=fx-rate')).json()) as LookupBody;

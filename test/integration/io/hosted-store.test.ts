@@ -3,17 +3,18 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHostedMeter } from '../../../core/hosted-meter.ts';
 import { hashSecret } from '../../../core/service-key.ts';
+import { createHostedMeter } from '../../../io/hosted-meter/memory.ts';
 import {
   compactUsage,
   type JournalTail,
   loadMeter,
   recordHostedUse,
 } from '../../../io/hosted-meter/usage.ts';
+import { openIntegratorStore } from '../../../io/integrators/duckdb.ts';
 import { invoicePaths, issueInvoices } from '../../../io/integrators/invoices.ts';
 import { applyOp, parseOp } from '../../../io/integrators/ops.ts';
-import { type IntegratorStore, openIntegratorStore } from '../../../io/integrators/port.ts';
+import type { IntegratorStore } from '../../../io/integrators/port.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
 import { createJournal, type Journal, readJournal } from '../../../io/receipts/journal.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';

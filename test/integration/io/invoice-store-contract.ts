@@ -1,6 +1,6 @@
 /**
- * The invoice contract of the integrator store, which both backends pass (DuckDB, `io/integrators/port.ts`;
- * PostgreSQL, `io/integrators/postgres.ts`): the settling claim is taken by exactly one of concurrent callers (on
+ * The invoice half of the integrator store's contract, run on both backends by `integrators.contract.test.ts` (DuckDB,
+ * `io/integrators/duckdb.ts`; PostgreSQL, `io/integrators/postgres.ts`): the settling claim is taken by exactly one of concurrent callers (on
  * PostgreSQL, through three pools standing for three instances), expires, is given back only by its holder; marking
  * paid happens once and says when it did not; overpayments and invoiced months are kept; the pay token is stored.
  */

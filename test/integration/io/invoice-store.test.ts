@@ -1,5 +1,6 @@
 /**
- * The invoice contract on both integrator stores (`invoice-store-contract.ts`); invoices stored before pay tokens
+ * Invoices on each integrator store beyond the contract (`integrators.contract.test.ts` runs
+ * `invoice-store-contract.ts` on both): invoices stored before pay tokens
  * (each store gives them a random token when it opens, DuckDB, or migrates, PostgreSQL, and keeps their signed body
  * as it was); and on PostgreSQL, where usage is counted when reserved, a late use billed on the next invoice (the
  * journal's twin is in `hosted-store.test.ts`).
@@ -11,27 +12,14 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { isPayToken } from '../../../core/invoice.ts';
+import { openIntegratorStore } from '../../../io/integrators/duckdb.ts';
 import { issueInvoices } from '../../../io/integrators/invoices.ts';
-import { openIntegratorStore } from '../../../io/integrators/port.ts';
 import { postgresIntegratorStore } from '../../../io/integrators/postgres.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
 import { MIGRATIONS, migrate } from '../../../io/postgres/schema.ts';
 import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
-import { testInvoiceStore } from './invoice-store-contract.ts';
 
 const LEGACY_BODY = { id: 'inv-202601-old', pay_url: 'https://s.example/v1/invoices/inv-202601-old/pay' };
-
-testInvoiceStore('duckdb', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'spotcheck-invoice-store-'));
-  const store = await openIntegratorStore(join(dir, 'integrators.duckdb'));
-  return {
-    stores: [store],
-    async close() {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
 
 describe('duckdb: invoices stored before pay tokens', () => {
   it('get a random token when the store opens; their signed body is kept', async () => {
@@ -70,18 +58,6 @@ describe('duckdb: invoices stored before pay tokens', () => {
 
 describe.skipIf(postgresMissing !== null)('postgres', () => {
   const pg = usePostgres();
-
-  testInvoiceStore('postgres, three pools', async () => {
-    const url = await pg.createDatabase();
-    const pools = [0, 1, 2].map(() => postgres(url, { max: 4, onnotice: () => {} }));
-    await migrate(pools[0] as postgres.Sql);
-    return {
-      stores: pools.map((sql) => postgresIntegratorStore(sql)),
-      close: async () => {
-        await Promise.all(pools.map((sql) => sql.end()));
-      },
-    };
-  });
 
   it('bills a use committed after its month was invoiced on the next invoice, once', async () => {
     const url = await pg.createDatabase();

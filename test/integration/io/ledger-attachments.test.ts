@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recoverWithQuota } from '../../../api/quota-use.ts';
-import { createQuota } from '../../../core/quota.ts';
+import { createQuota } from '../../../io/quota/memory.ts';
 import { createJournal } from '../../../io/receipts/journal.ts';
 import { createLedger } from '../../../io/receipts/ledger.ts';
 import { createMemoryStore } from '../../../io/store/memory.ts';
@@ -59,7 +59,7 @@ describe('ledger attachments', () => {
       kind: 'quota',
       quota: { day: '2026-11-24', keys: [['lookup', 'ip-b']] },
     });
-    await first.ledger.settle();
+    await first.ledger.flushFiles();
     await first.journal.close();
 
     const second = await openLedger();

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { signingInput, signReceipt } from '../../../core/receipt.ts';
+import { createReceiptBodies } from '../../../io/receipts/bodies.ts';
 import type { ReceiptFileWriter } from '../../../io/receipts/file-writer.ts';
 import { createJournal } from '../../../io/receipts/journal.ts';
-import { createLedger, type Ledger } from '../../../io/receipts/ledger.ts';
+import { createLedger } from '../../../io/receipts/ledger.ts';
 import { openDuckDbStore } from '../../../io/store/duckdb.ts';
 import { createMemoryStore } from '../../../io/store/memory.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
@@ -39,7 +40,7 @@ function dyingWriter(): ReceiptFileWriter & { queued: string[] } {
       queued.push(id);
       return new Promise(() => {});
     },
-    settle: () => (queued.length === 0 ? Promise.resolve() : new Promise(() => {})),
+    flush: () => (queued.length === 0 ? Promise.resolve() : new Promise(() => {})),
     close: () => new Promise(() => {}),
   };
 }
@@ -96,22 +97,25 @@ describe('receipt files after the answer', () => {
 
 describe("the embedded index and the ledger's files", () => {
   const bodiesRead: string[] = [];
-  /** The service's wiring: the DuckDB index reads the bodies of the ledger's receipts back from the ledger. */
+  /** The service's wiring: the DuckDB index and the ledger over one port of receipt bodies, made before both. */
   async function openEmbedded() {
     const journal = await createJournal({ dir: join(dir, 'journal'), now: () => NOW });
-    let ledger: Ledger | null = null;
+    const bodies = createReceiptBodies(join(dir, 'receipts'));
     const store = await openDuckDbStore(join(dir, 'index.duckdb'), {
-      readBody: (id) => {
-        bodiesRead.push(id);
-        return ledger!.body(id);
+      bodies: {
+        read: (id) => {
+          bodiesRead.push(id);
+          return bodies.read(id);
+        },
       },
     });
-    ledger = createLedger({
+    const ledger = createLedger({
       signer: () => signer,
       journal,
       store,
       receiptsDir: join(dir, 'receipts'),
       checkpointFile: join(dir, 'checkpoint.json'),
+      bodies,
     });
     await ledger.recover({ attachedSince: '2026-11-24', onAttached: () => {} });
     return { journal, store, ledger };

@@ -5,11 +5,9 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { paidCallRecord } from '../../../core/catalog.ts';
-import type { PublicTask } from '../../../core/tasks.ts';
 import { normalizeUrl } from '../../../core/url.ts';
 import { MIGRATIONS, migrate } from '../../../io/postgres/schema.ts';
 import { openPostgresStore } from '../../../io/store/postgres.ts';
-import { postgresTasks } from '../../../io/tasks/postgres.ts';
 import { checkRow } from '../../fixtures/check-row.ts';
 import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 import { testStore } from './store-contract.ts';
@@ -184,30 +182,6 @@ describe.skipIf(postgresMissing !== null)('postgres store', () => {
         await Promise.all(stores.map((store) => store.close()));
       }
     });
-  });
-
-  it('shares the tasks of known-answer runs, keeping the copy of the newest run', async () => {
-    const url = await pg.createDatabase();
-    const store = await openPostgresStore(url);
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const tasks = postgresTasks(sql);
-      expect(await tasks.list()).toEqual([]);
-      const task = (name: string, description: string) => ({ name, description }) as unknown as PublicTask;
-      await tasks.publish('20261124T100000Z-bbbb', [task('fx', 'newer'), task('geo', 'only')]);
-      // An older run taken in later, on another instance, does not replace the newer copy.
-      await tasks.publish('20261117T100000Z-aaaa', [task('fx', 'older'), task('weather', 'older only')]);
-      expect(await tasks.list()).toEqual([
-        task('fx', 'newer'),
-        task('geo', 'only'),
-        task('weather', 'older only'),
-      ]);
-      await tasks.publish('20261201T100000Z-cccc', [task('fx', 'newest')]);
-      expect((await tasks.list())[0]).toEqual(task('fx', 'newest'));
-    } finally {
-      await sql.end();
-      await store.close();
-    }
   });
 
   it('refuses to start on a schema newer than the build knows', async () => {

@@ -28,7 +28,7 @@ testStore('duckdb, bodies read from the receipt files', async () => {
   dirs.push(dir);
   const files = new Map<string, Record<string, unknown>>();
   const store = await openDuckDbStore(join(dir, 'db.duckdb'), {
-    readBody: async (id) => files.get(id) ?? null,
+    bodies: { read: async (id) => files.get(id) ?? null },
   });
   return {
     ...store,
@@ -41,15 +41,17 @@ testStore('duckdb, bodies read from the receipt files', async () => {
 });
 
 describe('duckdb: receipts whose body is in their file', () => {
-  it('are indexed without the body and read back through readBody; other rows keep theirs', async () => {
+  it('are indexed without the body and read back through the receipt bodies; other rows keep theirs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'spotcheck-store-'));
     dirs.push(dir);
     const path = join(dir, 'db.duckdb');
     const asked: string[] = [];
     const store = await openDuckDbStore(path, {
-      readBody: async (id) => {
-        asked.push(id);
-        return { id, from: 'file' };
+      bodies: {
+        read: async (id) => {
+          asked.push(id);
+          return { id, from: 'file' };
+        },
       },
     });
     const at = '2026-11-24T09:00:00.000Z';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { atomicToUsdText, usdToAtomic } from '../../../core/amount.ts';
 import { amountDue, bandCounts, bandOf, isMonth, monthBounds, utcMonth } from '../../../core/hosted.ts';
-import { createHostedMeter } from '../../../core/hosted-meter.ts';
 import {
   buildInvoice,
   invoiceId,
@@ -64,60 +63,6 @@ describe('hosted bands (docs/api.md §5.4: 1-1,000 free_allowance, 1,001-2,000 s
     expect(atomicToUsdText('20010000')).toBe('20.01');
     expect(atomicToUsdText('0')).toBe('0');
     expect(atomicToUsdText('5')).toBe('0.000005');
-  });
-});
-
-describe('hosted meter', () => {
-  const at = (iso: string) => () => new Date(iso);
-
-  it('gives consecutive call numbers to calls reserved back to back, and bands from them', () => {
-    const meter = createHostedMeter({ now: at('2026-05-10T00:00:00Z') });
-    meter.restore('2026-05', 'acme', 998, []);
-    const uses = Array.from({ length: 4 }, () => meter.reserve('acme', 10n ** 12n, null));
-    expect(uses.map((u) => (u.ok ? [u.use.n, u.use.band] : null))).toEqual([
-      [999, 'free_allowance'],
-      [1000, 'free_allowance'],
-      [1001, 'standard'],
-      [1002, 'standard'],
-    ]);
-    expect(meter.calls('acme', '2026-05')).toBe(1002);
-    expect(meter.calls('other', '2026-05')).toBe(0);
-  });
-
-  it('refuses the call whose price would pass the credit limit, and gives a released call back', () => {
-    const meter = createHostedMeter({ now: at('2026-05-10T00:00:00Z') });
-    meter.restore('2026-05', 'acme', 1000, []);
-    // Limit 0.04 USDC: calls 1,001 and 1,002 fit, 1,003 does not.
-    const first = meter.reserve('acme', 40000n, null);
-    const second = meter.reserve('acme', 40000n, null);
-    const third = meter.reserve('acme', 40000n, null);
-    expect(first.ok && second.ok).toBe(true);
-    expect(third).toEqual({
-      ok: false,
-      reason: 'credit_limit',
-      dueAtomic: 40000n,
-      creditLimitAtomic: 40000n,
-    });
-    if (second.ok) second.use.release();
-    if (second.ok) second.use.release();
-    expect(meter.calls('acme', '2026-05')).toBe(1001);
-    expect(meter.reserve('acme', 40000n, null).ok).toBe(true);
-    // Inside the free allowance a zero limit refuses nothing.
-    expect(meter.reserve('fresh', 0n, null).ok).toBe(true);
-  });
-
-  it('counts distinct end users and starts every month at zero', () => {
-    let now = new Date('2026-05-31T23:59:59Z');
-    const meter = createHostedMeter({ now: () => now });
-    meter.reserve('acme', 0n, 'eu:a');
-    meter.reserve('acme', 0n, 'eu:a');
-    const b = meter.reserve('acme', 0n, 'eu:b');
-    expect(meter.endUsers('acme', '2026-05')).toBe(2);
-    if (b.ok) b.use.release();
-    expect(meter.endUsers('acme', '2026-05')).toBe(1);
-    now = new Date('2026-06-01T00:00:00Z');
-    const june = meter.reserve('acme', 0n, null);
-    expect(june.ok && june.use).toMatchObject({ month: '2026-06', n: 1 });
   });
 });
 

@@ -1,19 +1,14 @@
 /**
- * The seller's replay guard.
+ * The seller's replay guard of one process (`port.ts`; forgets on restart).
  *
  * A payment (EIP-3009 `from` + `nonce`) being verified or settled right now is refused at once, so two
  * concurrent requests with one signature can never both reach the paid handler. After the flow ends the key
  * is either released (nothing was broadcast, so the same payload may be retried: docs/api.md §2.7
  * `safe_to_retry_same_payload`) or held until the authorization expires (a settlement landed, is pending, or
  * its outcome is unknown). The facilitator refusing used nonces on chain remains the durable defence.
- *
- * Two implementations: in memory (below; per process, forgets on restart), and shared by every instance in
- * PostgreSQL (`io/replay/postgres.ts`, with `DATABASE_URL`), where a claim is one conditional insert.
  */
-
-import { holdUntil, type ReplayGuard, type ReplayRefusal } from '../../core/replay.ts';
-
-export type { ReplayGuard, ReplayRefusal } from '../../core/replay.ts';
+import { holdUntil, type ReplayRefusal } from '../../core/replay.ts';
+import type { ReplayGuard } from './port.ts';
 
 /** Creates the in-memory guard; `now` is the injected clock. */
 export function createReplayGuard(now: () => Date): ReplayGuard & {
