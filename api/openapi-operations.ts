@@ -25,6 +25,7 @@ import {
   ReceiptByUrlQuerySchema,
   ReceiptListQuerySchema,
 } from '../core/request-schemas.ts';
+import { SENT_CHALLENGE_CODES } from '../core/sent-challenge.ts';
 import { HOSTED_OPERATIONS } from './openapi-hosted.ts';
 import { LISTING_OPERATIONS } from './openapi-listings.ts';
 import { codes, KEY_401, type Operation, PAID_502 } from './openapi-model.ts';
@@ -43,6 +44,7 @@ const CHECK_400 = codes(
   'bad_mode',
   'bad_check_expiry',
   'bad_skew_s',
+  ...SENT_CHALLENGE_CODES,
   'bad_body',
   'bad_end_user',
 );
@@ -189,6 +191,7 @@ export const OPERATIONS: readonly Operation[] = [
   },
   ...LISTING_OPERATIONS,
   ...HOSTED_OPERATIONS,
+  ...WATCH_OPERATIONS,
   {
     method: 'get',
     path: '/.well-known/jwks.json',

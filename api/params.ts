@@ -3,6 +3,7 @@
  * strings), parsed with the schema the check publishes (`CheckInputSchema`), which carries each parameter's stable
  * code. Unknown parameters are ignored so that agents adding their own tags are not refused.
  */
+import type { SentCheck } from '../core/challenge-bound.ts';
 import { type InputResult, parseInput } from '../core/input-codes.ts';
 import type { HttpMethod } from '../core/model.ts';
 import { normalizeNetwork } from '../core/networks.ts';
@@ -21,6 +22,8 @@ export type CheckParams = {
   mode: 'live' | 'dry-run';
   checkExpiry: boolean;
   skewS: number;
+  /** The challenge the caller received (`payment_required`) and the requirement it selected; null without one. */
+  sent: SentCheck | null;
 };
 
 /**
@@ -48,6 +51,10 @@ export function parseCheckParams(raw: unknown): InputResult<CheckParams> {
       mode: ref?.startsWith('dry-run-') ? 'dry-run' : (input.mode ?? 'live'),
       checkExpiry: input.check_expiry === '1' || input.check_expiry === true || input.check_expiry === 1,
       skewS: input.skew_s ?? 30,
+      sent:
+        input.payment_required === undefined
+          ? null
+          : { challenge: input.payment_required, selected: input.selected_requirement ?? null },
     },
   };
 }

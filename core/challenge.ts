@@ -46,7 +46,8 @@ const MAX_MESSAGE = 200;
 /** The parts of an HTTP answer a challenge is read from. Header names are lower-case. */
 export type ChallengeInput = { status: number; headers: Record<string, string>; body: string | null };
 
-type Decoded =
+/** A challenge decoded from its JSON, before the notes on where it was read from. */
+export type Decoded =
   | { ok: true; value: Omit<Challenge, 'source' | 'lenient' | 'notes'> }
   | { ok: false; issues: Issue[] };
 
@@ -89,8 +90,26 @@ function decode(res: ChallengeInput): ChallengeResult {
 
 function readHeader(raw: unknown): { ok: true; value: Challenge } | { ok: false; issues: Issue[] } {
   if (typeof raw !== 'string') return fail('header', 'a string', typeof raw, 'header value is not text');
+  const read = readBase64Json(raw, 'header');
+  if (!read.ok) return read;
+  const decoded = validateV2(read.json, 'header');
+  if (!decoded.ok) return decoded;
+  const notes = read.notes;
+  return { ok: true, value: { ...decoded.value, source: 'header', lenient: notes.length > 0, notes } };
+}
+
+/**
+ * The JSON that base64 `raw` encodes, as x402 headers carry it (`PAYMENT-REQUIRED`, docs/x402.md §0.3), with the
+ * repairs a header may need noted (`header_whitespace`, `header_base64url`). `where` names the value in issues.
+ *
+ * @example readBase64Json('eyJhIjoxfQ==', 'header') // { ok: true, json: { a: 1 }, notes: [] }
+ */
+export function readBase64Json(
+  raw: string,
+  where: string,
+): { ok: true; json: unknown; notes: string[] } | { ok: false; issues: Issue[] } {
   if (raw.length > MAX_CHALLENGE_CHARS) {
-    return fail('header', 'at most 1 MiB', `${raw.length} characters`, 'header is too large to decode');
+    return fail(where, 'at most 1 MiB', `${raw.length} characters`, `${where} is too large to decode`);
   }
   const notes: string[] = [];
   let text = raw;
@@ -104,22 +123,56 @@ function readHeader(raw: unknown): { ok: true; value: Challenge } | { ok: false;
   }
   const bare = text.endsWith('==') ? text.slice(0, -2) : text.endsWith('=') ? text.slice(0, -1) : text;
   if (bare === '' || bare.length % 4 === 1 || !/^[A-Za-z0-9+/]*$/.test(bare)) {
-    return fail('header', 'base64 (RFC 4648)', raw, 'header is not base64');
+    return fail(where, 'base64 (RFC 4648)', raw, `${where} is not base64`);
   }
-  let json: unknown;
   try {
     const utf8 = decodeBase64Utf8(bare);
     try {
-      json = JSON.parse(utf8);
+      return { ok: true, json: JSON.parse(utf8), notes };
     } catch {
-      return fail('header', 'base64 of JSON', utf8, 'decoded header is not JSON');
+      return fail(where, 'base64 of JSON', utf8, `decoded ${where} is not JSON`);
     }
   } catch {
-    return fail('header', 'base64 of UTF-8 text', raw, 'decoded header is not UTF-8');
+    return fail(where, 'base64 of UTF-8 text', raw, `decoded ${where} is not UTF-8`);
   }
-  const decoded = validateV2(json, 'header');
-  if (!decoded.ok) return decoded;
-  return { ok: true, value: { ...decoded.value, source: 'header', lenient: notes.length > 0, notes } };
+}
+
+/**
+ * A challenge given as its JSON (a v2 `PaymentRequired` or a v1 402 body), decoded by the rules the probe's own
+ * challenge is held to: one bad option refuses the whole challenge. For a challenge a client received and sent
+ * with its check (`core/sent-challenge.ts`).
+ */
+export function decodeChallengeJson(json: unknown, where: string): Decoded {
+  const version = isRecord(json) ? json.x402Version : undefined;
+  if (version === 1) return validateV1(json, where);
+  if (version === 2) return validateV2(json, where);
+  return {
+    ok: false,
+    issues: [issue(`${where}.x402Version`, '1 | 2', describe(version), 'not an x402 challenge')],
+  };
+}
+
+/**
+ * One requirement (an `accepts[]` entry, v1 with `maxAmountRequired` or v2 with `amount`) decoded by the rules of an
+ * option of the probe's challenge: the requirement a client selected to sign.
+ */
+export function decodeRequirement(
+  json: unknown,
+  where: string,
+): { ok: true; value: Accept } | { ok: false; issues: Issue[] } {
+  const v1 = isRecord(json) && Object.hasOwn(json, 'maxAmountRequired');
+  const parsed = v1 ? v.safeParse(AcceptV1Schema, json) : v.safeParse(AcceptV2Schema, json);
+  if (!parsed.success) return { ok: false, issues: toIssues(parsed.issues, where) };
+  const accepts: Accept[] = [];
+  const issues: Issue[] = [];
+  const output = parsed.output as CheckedAccept & { maxAmountRequired?: string };
+  pushAccept(accepts, issues, { ...output, amount: output.maxAmountRequired ?? output.amount }, where);
+  const accept = accepts[0];
+  return accept === undefined ? { ok: false, issues } : { ok: true, value: accept };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 type Body =
@@ -163,7 +216,7 @@ function readBody(body: unknown): Body {
   };
 }
 
-function validateV2(json: unknown, where: 'header' | 'body'): Decoded {
+function validateV2(json: unknown, where: string): Decoded {
   const top = v.safeParse(PaymentRequiredV2Schema, json);
   if (!top.success) return { ok: false, issues: toIssues(top.issues, where) };
   const accepts: Accept[] = [];
@@ -180,7 +233,7 @@ function validateV2(json: unknown, where: 'header' | 'body'): Decoded {
   return { ok: true, value: { version: 2, accepts, resource } };
 }
 
-function validateV1(json: unknown, where: 'header' | 'body'): Decoded {
+function validateV1(json: unknown, where: string): Decoded {
   const top = v.safeParse(PaymentRequiredV1Schema, json);
   if (!top.success) return { ok: false, issues: toIssues(top.issues, where) };
   const accepts: Accept[] = [];

@@ -5,7 +5,8 @@
  *
  * Anyone can check any URL, so a receipt counts only when nothing in it was chosen by the caller beyond the URL
  * itself: a live check (never a dry run) whose expectation came from the listing or from nowhere (never from the
- * request's `pay_to` or `network`), with no `claimed_price` and no expiry check (the caller picks its skew), and whose
+ * request's `pay_to` or `network`), with no `claimed_price`, no expiry check (the caller picks its skew) and no
+ * challenge of the caller's own (`payment_required`), and whose
  * probe was not answered 405 (a method the endpoint does not serve says nothing about the endpoint). The tier does
  * not matter: free, paid and exempt checks run the same code (docs/api.md §1).
  *
@@ -26,6 +27,7 @@ export const PUBLIC_STATE_RULE: readonly string[] = [
   'its expectation came from a listing or from nowhere, never from the caller’s pay_to or network;',
   'the caller sent no claimed_price;',
   'the caller asked no expiry check (the caller picks skew_s);',
+  'the caller sent no challenge of its own (payment_required: anyone can send any challenge);',
   'its probe was not answered 405 (a method the endpoint does not serve says nothing about it);',
   'its requested URL and method are exactly the endpoint’s listed form, or, for an unlisted URL, exactly the URL and method by-url asks for (method GET unless given); on a host’s badge an unlisted URL counts only in the URL and method of its newest pay, and not at all before one: a variant (a trailing slash, another method, the query written otherwise) never changes a URL’s public state.',
   'Free, paid and exempt checks count alike; every receipt stays readable by id.',
@@ -54,6 +56,8 @@ export function isPublicState(receipt: Readonly<Record<string, unknown>>): boole
     receipt.expiry_check === undefined &&
     // A free or dry-run receipt keeps no expiry block, only that one was asked (api/check.ts).
     receipt.check_expiry !== true &&
+    // A check on a challenge the caller sent (`sent_challenge`) judged terms the caller chose.
+    receipt.sent_challenge === undefined &&
     receipt.http_status !== 405
   );
 }

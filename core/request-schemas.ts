@@ -20,6 +20,13 @@ import {
   UsdAmountField,
 } from './input-fields.ts';
 import { PaymentStatusInputSchema } from './payment-input.ts';
+import {
+  PaymentRequiredField,
+  paymentRequiredFailure,
+  SelectedRequirementField,
+  selectedRequirementFailure,
+  sentChallengeProblem,
+} from './sent-challenge.ts';
 import { LABEL_RULE, LabelSchema } from './text.ts';
 import { MAX_URL_LENGTH, parseTargetUrl } from './url.ts';
 
@@ -55,92 +62,118 @@ const CheckUrlField = v.pipe(
  * member carries its 400 code (docs/api.md §7); `api/params.ts` parses with this very schema.
  */
 export const CheckInputSchema = coded(
-  v.looseObject({
-    url: about(
-      coded(
-        CheckUrlField,
-        (issue) =>
-          issue.input === undefined
-            ? { code: 'missing_url', message: 'Parameter url is required.' }
-            : { code: 'bad_url', message: issue.message },
-        { absent: [''] },
+  v.pipe(
+    v.looseObject({
+      url: about(
+        coded(
+          CheckUrlField,
+          (issue) =>
+            issue.input === undefined
+              ? { code: 'missing_url', message: 'Parameter url is required.' }
+              : { code: 'bad_url', message: issue.message },
+          { absent: [''] },
+        ),
+        'The public http(s) URL of the x402 endpoint you are about to pay. Spotcheck sends it one unpaid request and reads its 402.',
       ),
-      'The public http(s) URL of the x402 endpoint you are about to pay. Spotcheck sends it one unpaid request and reads its 402.',
-    ),
-    claimed_price: maybe(
-      coded(
-        UsdAmountField,
-        { code: 'bad_claimed_price', message: 'claimed_price must be a non-negative USD amount.' },
-        { absent: NOT_GIVEN },
+      claimed_price: maybe(
+        coded(
+          UsdAmountField,
+          { code: 'bad_claimed_price', message: 'claimed_price must be a non-negative USD amount.' },
+          { absent: NOT_GIVEN },
+        ),
+        'The price in USD you were told (listing, docs, seller); a higher live price gives skip price_mismatch.',
       ),
-      'The price in USD you were told (listing, docs, seller); a higher live price gives skip price_mismatch.',
-    ),
-    pay_to: maybe(
-      coded(
-        PayToField,
-        { code: 'bad_pay_to', message: 'pay_to must be a 0x address (40 hex digits) or a Solana address.' },
-        { absent: NOT_GIVEN },
+      pay_to: maybe(
+        coded(
+          PayToField,
+          { code: 'bad_pay_to', message: 'pay_to must be a 0x address (40 hex digits) or a Solana address.' },
+          { absent: NOT_GIVEN },
+        ),
+        'The wallet you expect to pay; a live 402 asking for another wallet gives skip pay_to_mismatch. Defaults to the crawl listing.',
       ),
-      'The wallet you expect to pay; a live 402 asking for another wallet gives skip pay_to_mismatch. Defaults to the crawl listing.',
-    ),
-    network: maybe(
-      coded(
-        NetworkField,
-        { code: 'bad_network', message: 'network must be a CAIP-2 id such as eip155:8453.' },
-        { absent: NOT_GIVEN },
+      network: maybe(
+        coded(
+          NetworkField,
+          { code: 'bad_network', message: 'network must be a CAIP-2 id such as eip155:8453.' },
+          { absent: NOT_GIVEN },
+        ),
+        'The CAIP-2 network you expect to pay on, for example eip155:8453 (Base).',
       ),
-      'The CAIP-2 network you expect to pay on, for example eip155:8453 (Base).',
-    ),
-    // Only a missing method means GET: an empty or null one is refused.
-    method: maybe(
-      coded(v.picklist(['GET', 'POST']), { code: 'bad_method', message: 'method must be GET or POST.' }),
-      'GET (default) or POST; POST probes with an empty JSON body, for POST-only endpoints.',
-    ),
-    task: maybe(
-      coded(
-        TaskNameField,
-        { code: 'bad_task', message: 'task must be a task name from /v1/tasks.' },
-        { absent: NOT_GIVEN },
+      // Only a missing method means GET: an empty or null one is refused.
+      method: maybe(
+        coded(v.picklist(['GET', 'POST']), { code: 'bad_method', message: 'method must be GET or POST.' }),
+        'GET (default) or POST; POST probes with an empty JSON body, for POST-only endpoints.',
       ),
-      'The task the endpoint is for, from list_tasks / GET /v1/tasks (stored on the receipt).',
-    ),
-    mode: maybe(
-      coded(
-        v.picklist(['live', 'dry-run']),
-        { code: 'bad_mode', message: 'mode must be live or dry-run.' },
-        { absent: [''] },
+      task: maybe(
+        coded(
+          TaskNameField,
+          { code: 'bad_task', message: 'task must be a task name from /v1/tasks.' },
+          { absent: NOT_GIVEN },
+        ),
+        'The task the endpoint is for, from list_tasks / GET /v1/tasks (stored on the receipt).',
       ),
-      'live (default) or dry-run: free (50 a day), free-tier answer, never carries payment terms, so it is never an approval.',
-    ),
-    check_expiry: maybe(
-      coded(
-        v.union([v.picklist(['0', '1']), v.boolean(), v.picklist([0, 1])]),
-        { code: 'bad_check_expiry', message: 'check_expiry must be 1 to enable it (or 0).' },
-        { absent: NOT_GIVEN },
+      mode: maybe(
+        coded(
+          v.picklist(['live', 'dry-run']),
+          { code: 'bad_mode', message: 'mode must be live or dry-run.' },
+          { absent: [''] },
+        ),
+        'live (default) or dry-run: free (50 a day), free-tier answer, never carries payment terms, so it is never an approval.',
       ),
-      '1 to skip a challenge whose every Base USDC option expires within skew_s seconds (reason challenge_expired).',
-    ),
-    skew_s: maybe(
-      coded(
-        SkewSecondsField,
-        { code: 'bad_skew_s', message: 'skew_s must be an integer from 0 to 300.' },
-        { absent: [''] },
+      check_expiry: maybe(
+        coded(
+          v.union([v.picklist(['0', '1']), v.boolean(), v.picklist([0, 1])]),
+          { code: 'bad_check_expiry', message: 'check_expiry must be 1 to enable it (or 0).' },
+          { absent: NOT_GIVEN },
+        ),
+        '1 to skip a challenge whose every Base USDC option expires within skew_s seconds (reason challenge_expired).',
       ),
-      'Seconds of margin for check_expiry, 0 to 300 (default 30).',
-    ),
-    client: maybe(
-      coded(
-        LabelSchema,
-        { code: 'bad_client', message: `client must be ${LABEL_RULE}.` },
-        { absent: NOT_GIVEN },
+      skew_s: maybe(
+        coded(
+          SkewSecondsField,
+          { code: 'bad_skew_s', message: 'skew_s must be an integer from 0 to 300.' },
+          { absent: [''] },
+        ),
+        'Seconds of margin for check_expiry, 0 to 300 (default 30).',
       ),
-      CLIENT,
-    ),
-    ref: maybe(
-      coded(LabelSchema, { code: 'bad_ref', message: `ref must be ${LABEL_RULE}.` }, { absent: NOT_GIVEN }),
-      'Attribution tag stored on the receipt; the form dry-run-<caller> sets mode dry-run.',
-    ),
-  }),
+      client: maybe(
+        coded(
+          LabelSchema,
+          { code: 'bad_client', message: `client must be ${LABEL_RULE}.` },
+          { absent: NOT_GIVEN },
+        ),
+        CLIENT,
+      ),
+      ref: maybe(
+        coded(LabelSchema, { code: 'bad_ref', message: `ref must be ${LABEL_RULE}.` }, { absent: NOT_GIVEN }),
+        'Attribution tag stored on the receipt; the form dry-run-<caller> sets mode dry-run.',
+      ),
+      payment_required: maybe(
+        coded(PaymentRequiredField, paymentRequiredFailure, { absent: NOT_GIVEN }),
+        'The 402 challenge you received, to have the verdict decided on exactly it: the PAYMENT-REQUIRED header value ' +
+          '(base64), base64 of a v1 402 JSON body, or (POST, MCP) that JSON as an object; at most 16 KiB. pay only if ' +
+          'the requirement you will sign passes every rule and matches what the endpoint shows Spotcheck now, else ' +
+          'skip challenge_mismatch; payment_terms_sha256 is then the hash of that requirement.',
+      ),
+      selected_requirement: maybe(
+        coded(SelectedRequirementField, selectedRequirementFailure, { absent: NOT_GIVEN }),
+        'With payment_required: the accepts[] entry you selected to sign (object, or base64 of its JSON). Default: the ' +
+          'one the verdict rules choose from the challenge.',
+      ),
+    }),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const problem = sentChallengeProblem(dataset.value);
+      if (problem === null) return;
+      const value = dataset.value as Record<string, unknown>;
+      addIssue({
+        message: problem.message,
+        path: [
+          { type: 'object', origin: 'value', input: value, key: problem.key, value: value[problem.key] },
+        ],
+      });
+    }),
+  ),
   { code: 'bad_body', message: 'The body must be a JSON object.' },
   {
     repeated: 'duplicate_parameter',
@@ -156,6 +189,8 @@ export const CheckInputSchema = coded(
       'mode',
       'check_expiry',
       'skew_s',
+      'payment_required',
+      'selected_requirement',
     ],
   },
 );

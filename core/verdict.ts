@@ -1,5 +1,6 @@
 /**
- * The verdict over one probe: docs/api.md §3.1 rules 1–11, tried in that order, and "Several options in
+ * The verdict over one probe: docs/api.md §3.1 rules 1–10 and 12 (rule 11, on a challenge the client sent, is
+ * `core/challenge-bound.ts`), tried in that order, and "Several options in
  * one challenge". Pure: the clock comes in as `now`.
  */
 import { isAddressOn } from './address.ts';
@@ -78,23 +79,7 @@ export function decide(input: DecideInput): Decision {
   const expiry = request.checkExpiry
     ? checkExpiry(challenge?.accepts ?? [], probedAt, request.skewS, now)
     : null;
-  const base: Decision = {
-    verdict: 'skip',
-    reason: 'bad_challenge',
-    option: challenge === null ? null : defaultOption(challenge.accepts, expected),
-    challenge,
-    freeTrialRemaining: null,
-    expectedPayTo: expected.payTo,
-    expectedNetwork: expected.network,
-    expectedSource: expected.source,
-    expiry,
-  };
-  const done = (verdict: Verdict, reason: Reason, option: Accept | null = base.option): Decision => ({
-    ...base,
-    verdict,
-    reason,
-    option,
-  });
+  const done = doneWith(baseDecision(challenge, expected, expiry));
 
   // Rules 1–2: the target itself failed. Only these (and free trials) give `recheck`.
   if (outcome.kind === 'blocked') return done('skip', 'ssrf_blocked');
@@ -115,6 +100,56 @@ export function decide(input: DecideInput): Decision {
   return decideTerms(challenge, { request, listing, expected, probedAt, now, expiry }, done);
 }
 
+/**
+ * Rules 6–10 and 12 over options received another way than this service's own probe (a challenge a client sent with its
+ * check, `core/challenge-bound.ts`), held to the same expectations. `receivedAt` stands for the probe time in the
+ * expiry rule; an option that cannot be signed is `bad_challenge` as in rule 5.
+ * @example decideOptions([option], { request, listing: null, receivedAt: now, now }).verdict // 'pay'
+ */
+export function decideOptions(
+  accepts: Accept[],
+  input: { request: CheckRequest; listing: Listing | null; receivedAt: Date; now: Date },
+): Decision {
+  const { request, listing, receivedAt, now } = input;
+  const expected = expectationsOf(request, listing);
+  const challenge: Challenge = {
+    version: 2,
+    source: 'body',
+    lenient: false,
+    accepts,
+    resource: null,
+    notes: [],
+  };
+  const expiry = request.checkExpiry ? checkExpiry(accepts, receivedAt, request.skewS, now) : null;
+  const done = doneWith(baseDecision(challenge, expected, expiry));
+  if (!usable(challenge)) return done('skip', 'bad_challenge');
+  return decideTerms(challenge, { request, listing, expected, probedAt: receivedAt, now, expiry }, done);
+}
+
+/** The decision before any rule: `skip`/`bad_challenge` about the option the rules would look at first. */
+function baseDecision(
+  challenge: Challenge | null,
+  expected: Expectations,
+  expiry: ExpiryCheck | null,
+): Decision {
+  return {
+    verdict: 'skip',
+    reason: 'bad_challenge',
+    option: challenge === null ? null : defaultOption(challenge.accepts, expected),
+    challenge,
+    freeTrialRemaining: null,
+    expectedPayTo: expected.payTo,
+    expectedNetwork: expected.network,
+    expectedSource: expected.source,
+    expiry,
+  };
+}
+
+/** A rule's decision: `base` with its verdict, reason and option. */
+function doneWith(base: Decision): Done {
+  return (verdict, reason, option = base.option) => ({ ...base, verdict, reason, option });
+}
+
 type Context = {
   request: CheckRequest;
   listing: Listing | null;
@@ -126,7 +161,7 @@ type Context = {
 
 type Done = (verdict: Verdict, reason: Reason, option?: Accept | null) => Decision;
 
-/** Rules 6–11 over a decoded, usable challenge. */
+/** Rules 6–10 and 12 over a decoded, usable challenge. */
 function decideTerms(challenge: Challenge, ctx: Context, done: Done): Decision {
   const { expected, request } = ctx;
   const accepts = challenge.accepts;
@@ -172,7 +207,7 @@ function decideTerms(challenge: Challenge, ctx: Context, done: Done): Decision {
       return done('skip', 'challenge_expired', cheapest(withinPrice));
   }
 
-  // Rule 11.
+  // Rule 12.
   const chosen = cheapest(payable);
   const below = listed !== null && compareAtomicToUsd(chosen.amount, usdc.decimals, listed) < 0;
   return done('pay', below ? 'price_below_listing' : 'price_ok', chosen);

@@ -15,6 +15,7 @@ import {
   TasksAnswerSchema,
   VerifyAnswerSchema,
 } from '../../core/answer-schemas.ts';
+import { LIMITS, priceText } from '../../core/limits.ts';
 import { Rules } from '../../core/published-schemas.ts';
 import {
   CheckInputSchema,
@@ -37,7 +38,8 @@ export const TOOL_NAMES = [
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
-const PRICE = 'USD 0.02 in USDC on Base';
+// Every paid tool costs what a check does (`core/limits.ts`).
+const PRICE = `${priceText(LIMITS.checkPriceAtomic)} in USDC on Base`;
 const PAYING =
   `When the free calls are used up the result is isError with an x402 PaymentRequired (${PRICE}); ` +
   'pay it by calling again with the signed PaymentPayload in params._meta["x402/payment"] (x402 MCP transport). ' +
@@ -58,9 +60,12 @@ const SPECS: Record<ToolName, ToolSpec> = {
       'live 402 payment terms and answers pay, skip or recheck with a reason code and a signed public receipt ' +
       '(receipt_url) you can show as the reason for paying or not. Pass the price and wallet you were told ' +
       "(claimed_price, pay_to) so a changed price or wallet is caught. Only sign the payment in the answer's " +
-      '`payment` object, and only when verdict is pay. Never pays the target. Free: 5 checks a day per client ' +
-      `(mode dry-run: 50, never an approval); the free answer is the short form, a paid check (${PRICE}) adds the ` +
-      `payment object, quality, reputation and history. ${PAYING}`,
+      '`payment` object, and only when verdict is pay. When you already hold the 402 you are about to pay, send it ' +
+      'as payment_required (and the option you chose as selected_requirement): the verdict is then on exactly that ' +
+      'requirement, and payment_terms_sha256 is its hash. Never pays the target. ' +
+      `Free: ${LIMITS.freeChecksPerDay} checks a day per client (mode dry-run: ${LIMITS.dryRunsPerDay}, never an ` +
+      `approval); the free answer is the short form, a paid check (${PRICE}) adds the payment object, quality, ` +
+      `reputation and history. ${PAYING}`,
     input: CheckInputSchema,
     output: CheckAnswerSchema,
     paid: true,
@@ -71,7 +76,8 @@ const SPECS: Record<ToolName, ToolSpec> = {
       'the same purchase: it reads the chain and says whether the payment landed (status landed, not_landed, ' +
       'pending, canceled, unknown) and whether signing a new payment is safe (safe_to_resign; true only when the ' +
       'old authorization can never settle, so re-signing cannot double-pay). Send payment_payload (the ' +
-      'PAYMENT-SIGNATURE value you sent) or tx_hash, or from with nonce. Gives a signed ps- receipt. Free: 5 a day. ' +
+      'PAYMENT-SIGNATURE value you sent) or tx_hash, or from with nonce. Gives a signed ps- receipt. ' +
+      `Free: ${LIMITS.freePaymentStatusPerDay} a day. ` +
       PAYING,
     input: PaymentStatusInputSchema,
     output: PaymentStatusAnswerSchema,
@@ -81,7 +87,8 @@ const SPECS: Record<ToolName, ToolSpec> = {
     description:
       'Find services for a task, ranked by how often their paid answers passed a known-answer check over ' +
       "Spotcheck's own last n paid calls, then by price; facts_only lists services broken on the seller's side. " +
-      'Use list_tasks for task names; max_price filters by price per call (USD). Free: 5 lookups a day. ' +
+      'Use list_tasks for task names; max_price filters by price per call (USD). ' +
+      `Free: ${LIMITS.freeLookupsPerDay} lookups a day. ` +
       PAYING,
     input: LookupInputSchema,
     output: LookupAnswerSchema,

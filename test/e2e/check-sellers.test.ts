@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REASONS } from '../../core/reasons.ts';
 import { dataPaths } from '../../io/data-paths.ts';
 import { publishToInbox } from '../../io/inbox.ts';
-import { ROTATING_WALLETS } from '../../sandbox/sellers/constants.ts';
+import { ATTACKER_WALLET, ROTATING_WALLETS } from '../../sandbox/sellers/constants.ts';
 import { buildExpectations, type ExpectedPayment } from '../../sandbox/sellers/expectations.ts';
 import {
   FLEET_WALLET,
@@ -297,6 +297,22 @@ describe('receipts', () => {
     ).toBe(false);
     expect(receipt).toMatchObject({ id: body.receipt_id, verdict: 'pay', check_type: 'dry-run' });
     expect(receipt).not.toHaveProperty('history_observations');
+  });
+});
+
+describe('a challenge the client received', () => {
+  it("skips sdk-ok's own 402 sent back with another wallet (challenge_mismatch)", async () => {
+    const unpaid = await fetch(fleet.urls['sdk-ok']);
+    const required = JSON.parse(
+      Buffer.from(unpaid.headers.get('payment-required') ?? '', 'base64').toString('utf8'),
+    ) as { accepts: Array<Record<string, unknown>> };
+    required.accepts = required.accepts.map((accept) => ({ ...accept, payTo: ATTACKER_WALLET }));
+    const payment_required = Buffer.from(JSON.stringify(required), 'utf8').toString('base64');
+    const body = await check({ url: fleet.urls['sdk-ok'], payment_required });
+    expect({ verdict: body.verdict, reason: body.reason }).toEqual({
+      verdict: 'skip',
+      reason: 'challenge_mismatch',
+    });
   });
 });
 

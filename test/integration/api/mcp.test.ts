@@ -19,7 +19,16 @@ import {
   PaymentRequiredSchema,
   PaymentStatusAnswerSchema,
 } from '../../../core/answer-schemas.ts';
+import { BASE_USDC } from '../../../core/networks.ts';
+import { paymentTermsSha256 } from '../../../core/payment.ts';
 import { REASONS } from '../../../core/reasons.ts';
+import {
+  buildAccept,
+  buildPaymentRequired,
+  buildV2Header,
+  PAY_TO,
+  RESOURCE_URL,
+} from '../../fixtures/challenge.ts';
 import { sourceEvidence } from '../../fixtures/payment.ts';
 import { fakeProber } from '../../fixtures/probe.ts';
 import { createIntegrator } from '../../helpers/integrators.ts';
@@ -270,5 +279,61 @@ describe('transport', () => {
     // The parser's exception text stays in the service (the SDK would send it as `data`).
     expect(text).not.toMatch(/SyntaxError|position|data/);
     expect((await post(`"${'a'.repeat(70_000)}"`)).status).toBe(413);
+  });
+});
+
+describe('check_endpoint on a challenge the agent received', () => {
+  const url = RESOURCE_URL;
+  const hash = paymentTermsSha256({
+    network: 'eip155:8453',
+    asset: BASE_USDC,
+    amountAtomic: '10000',
+    payTo: PAY_TO,
+  });
+
+  it('takes payment_required and selected_requirement, and answers within its output schema', async () => {
+    const client = await connect('198.51.100.40');
+    const { tools } = await client.listTools();
+    const tool = tools.find((each) => each.name === 'check_endpoint');
+    expect(Object.keys(tool?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['payment_required', 'selected_requirement']),
+    );
+    const validate = new AjvJsonSchemaValidator().getValidator(tool?.outputSchema as JsonSchemaType);
+    const honest = await call(client, 'check_endpoint', {
+      url,
+      payment_required: buildPaymentRequired(),
+      selected_requirement: buildAccept(),
+    });
+    expect(honest.isError).toBeFalsy();
+    expect(honest.structuredContent).toMatchObject({
+      verdict: 'pay',
+      payment_terms_sha256: hash,
+      sent_challenge: { selected_by: 'caller', selected_terms_sha256: hash },
+    });
+    expect(validate(honest.structuredContent)).toMatchObject({ valid: true });
+    const header = await call(client, 'check_endpoint', { url, payment_required: buildV2Header() });
+    expect(header.structuredContent).toMatchObject({ verdict: 'pay', payment_terms_sha256: hash });
+    const switched = await call(client, 'check_endpoint', {
+      url,
+      payment_required: buildPaymentRequired({ accepts: [buildAccept({ payTo: `0x${'66'.repeat(20)}` })] }),
+    });
+    expect(switched.structuredContent).toMatchObject({
+      verdict: 'skip',
+      reason_code: 'challenge_mismatch',
+      payment_terms_sha256: null,
+    });
+  });
+
+  it('refuses a challenge for another resource with the route code, using no free check', async () => {
+    const client = await connect('198.51.100.41');
+    const foreign = await call(client, 'check_endpoint', {
+      url,
+      payment_required: buildPaymentRequired({ resource: { url: 'https://other.example/x' } }),
+    });
+    expect(foreign.isError).toBe(true);
+    expect(textOf(foreign).error.code).toBe('payment_required_resource_mismatch');
+    expect(foreign._meta?.['spotcheck/http-status']).toBe(400);
+    const good = await call(client, 'check_endpoint', { url: seller(40) });
+    expect(good.structuredContent).toMatchObject({ access: { free_used_today: 1 } });
   });
 });
