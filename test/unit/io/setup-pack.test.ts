@@ -93,6 +93,9 @@ describe('the prompts', () => {
       '`skip`',
       '`recheck`',
       'payment.amount.atomic',
+      '@spotcheck/x402-guard',
+      'payment_required',
+      '`challenge_mismatch`',
     ],
     '02-after-paying.md': [
       'POST https://spotcheck.example/v1/products/payment-status',
@@ -102,6 +105,7 @@ describe('the prompts', () => {
       '`pending`',
       '`not_landed`',
       '`unknown`',
+      '@spotcheck/x402-guard',
     ],
     '03-morning-report.md': [
       '/v1/receipts/',
@@ -177,7 +181,7 @@ describe('the PDF guide', () => {
     expect(info).toMatch(/^Page size:\s+595\.28 x 841\.89 pts \(A4\)/m);
     expect(info).toMatch(/^Title:\s+Spotcheck overnight guide$/m);
     expect(info).toMatch(/^Producer:\s+Spotcheck/m);
-    expect(info).toMatch(/^CreationDate:\s+Sat Aug {2}1 00:00:00 2026 UTC$/m);
+    expect(info).toMatch(/^CreationDate:\s+Thu Nov 26 00:00:00 2026 UTC$/m);
   });
 
   it('carries every heading of guide.md, a contents page and page numbers, in extractable text', () => {
@@ -193,6 +197,10 @@ describe('the PDF guide', () => {
       expect(page).toContain(`Page ${index + 1} of ${pages.length}`);
     expect(text).toContain('0c271d2bc5ce4dfeb20be3246b101fc3708540990b092c74a9a2856ddf13f4e0');
     expect(text).toContain(`${BASE}/v1/products/payment-status`);
+    // The guard section: the package, its one call with this service's origin, and the refusal it explains.
+    expect(text).toContain("import { attachGuard } from '@spotcheck/x402-guard';");
+    expect(text).toContain(`service: '${BASE}',`);
+    expect(text).toContain('challenge_mismatch');
   });
 
   it('wraps long lines inside the page and refuses text the standard fonts cannot encode', async () => {
