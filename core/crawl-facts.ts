@@ -8,6 +8,7 @@ import type { CheckAssembly } from './check-answer.ts';
 import type { PlannedEndpoint } from './crawl-plan.ts';
 import type { DisputeField } from './listing-dispute.ts';
 import type { HttpMethod, Observation } from './model.ts';
+import { isProbeState, type ProbeState } from './probe-state.ts';
 import type { Reason, Verdict } from './reasons.ts';
 
 /** One probe of a run, as the index and the data files need it. */
@@ -24,6 +25,8 @@ export type CrawlFacts = {
   verdict: Verdict;
   reason: Reason;
   http_status: number | null;
+  /** Only when the probe ended before a 402: why (`core/probe-state.ts`). */
+  probe_state?: ProbeState;
   quoted_price_usd: number | null;
   pay_to: string | null;
   network: string | null;
@@ -71,6 +74,7 @@ export function crawlFactsOf(check: CheckAssembly, endpoint: PlannedEndpoint): C
     verdict: decision.verdict,
     reason: decision.reason,
     http_status: typeof unsigned['http_status'] === 'number' ? unsigned['http_status'] : null,
+    ...(isProbeState(full.quality?.['probe_state']) ? { probe_state: full.quality['probe_state'] } : {}),
     quoted_price_usd: full['quoted_price_usd'] as number | null,
     pay_to: decision.option?.payTo ?? null,
     network: decision.option?.network ?? null,

@@ -4,6 +4,7 @@
  * `core/listing-dispute.ts`), the other sources that list it, and the `lists` / `listed_in` counts.
  */
 import { type DisputeField, settleListings } from './listing-dispute.ts';
+import type { ListingMetadata, ListingNote } from './listing-terms.ts';
 import type { HttpMethod, Listing } from './model.ts';
 import type { ListingExample, SourceListing } from './source-listing.ts';
 
@@ -42,6 +43,10 @@ export type PlannedEndpoint = {
   alsoListedIn: string[];
   /** The first example parameters any of its listings gives. */
   example: ListingExample | null;
+  /** What the chosen listing (else the first that says anything) says of the service (`core/listing-terms.ts`). */
+  metadata?: ListingMetadata;
+  /** Why the chosen listing's terms give no price, when they do not. */
+  note?: ListingNote;
 };
 
 export type CrawlPlan = {
@@ -73,7 +78,15 @@ export function planCrawl(listings: readonly SourceListing[], limit: number | nu
     const pool = settled.disputed ? group : settled.pool;
     const chosen = [...pool].sort((a, b) => compare(a.source, b.source))[0] as SourceListing;
     const sources = [...new Set(group.map((l) => l.source))].sort(compare);
-    const { example: _example, urlNorm: _norm, firstParty: _first, ...listing } = chosen;
+    const {
+      example: _example,
+      urlNorm: _norm,
+      firstParty: _first,
+      metadata: _metadata,
+      note,
+      ...listing
+    } = chosen;
+    const metadata = chosen.metadata ?? group.find((l) => l.metadata !== undefined)?.metadata;
     endpoints.push({
       urlNorm,
       url: chosen.url,
@@ -92,6 +105,8 @@ export function planCrawl(listings: readonly SourceListing[], limit: number | nu
       sourceList: chosen.source,
       alsoListedIn: sources.filter((s) => s !== chosen.source),
       example: chosen.example ?? group.find((l) => l.example !== null)?.example ?? null,
+      ...(metadata === undefined ? {} : { metadata }),
+      ...(note === undefined ? {} : { note }),
     });
   }
   const lists: Record<string, number> = {};

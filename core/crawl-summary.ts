@@ -32,6 +32,8 @@ export type RunSummary = {
    * in this run listed them (docs/data-files.md "When a source fails"); not counted in any other member.
    */
   carried: number;
+  /** Endpoints of the previous run that no source lists any more (`core/delisting.ts`, `delisted.json`). */
+  delisted: number;
 };
 
 /** What a summary is computed from besides the probes. */
@@ -50,6 +52,8 @@ export type SummaryInput = {
   interrupted: number;
   /** Endpoints carried from an earlier run (default 0). */
   carried?: number;
+  /** Endpoints delisted since the previous run (default 0). */
+  delisted?: number;
 };
 
 /**
@@ -88,5 +92,6 @@ export function summarizeRun(input: SummaryInput): RunSummary {
     saves: input.saves,
     interrupted: input.interrupted,
     carried: input.carried ?? 0,
+    delisted: input.delisted ?? 0,
   };
 }

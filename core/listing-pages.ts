@@ -9,13 +9,14 @@
  *   `{ x402Version: 2, items: [{ resource: { url }, accepts }] }`.
  */
 import * as v from 'valibot';
+import { isEmptyMetadata, listingNoteOf, metadataOf } from './listing-terms.ts';
 import {
   chooseOption,
   exampleOf,
   listedOptions,
   methodOf,
+  parseSourceListing,
   type SourceListing,
-  toListing,
 } from './source-listing.ts';
 
 /** Items of one page, and what was refused. */
@@ -60,6 +61,35 @@ const SearchShape = v.looseObject({
   resources: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)),
 });
 
+/** One page of a cursor-paged list (Circle's discovery list, `crawl/sources/circle-list.ts`). */
+export type CursorPage = DiscoveryPage & { cursor: string | null };
+
+const CursorShape = v.union([
+  v.looseObject({ items: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)) }),
+  v.looseObject({ resources: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)) }),
+  v.looseObject({ data: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)) }),
+]);
+
+/**
+ * Reads one page of a cursor-paged discovery list: discovery items under `items`, `resources` or `data`; the next
+ * page's cursor from `pagination.nextCursor`, `pagination.next_cursor`, `nextCursor` or `next_cursor` (null when
+ * there is none, or it is not a bounded plain string); `pagination.total` when given.
+ */
+export function parseCursorPage(value: unknown, source: string): ({ ok: true } & CursorPage) | Failure {
+  const page = v.safeParse(CursorShape, value);
+  if (!page.success)
+    return shapeFailure('a discovery page ({ items | resources | data: [...] })', page.issues[0]);
+  const out = page.output as Record<string, unknown>;
+  const list = (out['items'] ?? out['resources'] ?? out['data']) as unknown[];
+  const pagination = isRecord(out['pagination']) ? out['pagination'] : {};
+  const raw =
+    pagination['nextCursor'] ?? pagination['next_cursor'] ?? out['nextCursor'] ?? out['next_cursor'] ?? null;
+  const cursor = typeof raw === 'string' && /^[\x21-\x7e]{1,512}$/.test(raw) ? raw : null;
+  const total = v.is(count, pagination['total']) ? (pagination['total'] as number) : null;
+  const items = readItems(list, (item) => discoveryListing(item, source));
+  return { ok: true, ...items, count: list.length, total, cursor };
+}
+
 /** Reads a discovery search answer (`GET <base>/discovery/search`: `{ resources: [...] }`, docs/x402.md §6.2). */
 export function parseSearchPage(value: unknown, source: string): ({ ok: true } & PageItems) | Failure {
   const page = v.safeParse(SearchShape, value);
@@ -95,7 +125,7 @@ export function parseWellKnown(value: unknown, source: string): ({ ok: true } & 
     return {
       ok: true,
       ...readItems(output.resources, (url) =>
-        toListing({ url, method: 'GET', option: null, source, example: null }),
+        parseSourceListing({ url, method: 'GET', option: null, source, example: null }),
       ),
     };
   }
@@ -116,6 +146,7 @@ export function detectShape(value: unknown): 'discovery' | 'x402scan' | 'well-kn
 const Item = v.looseObject({
   resource: v.unknown(),
   type: v.optional(v.unknown()),
+  x402Version: v.optional(v.unknown()),
   method: v.optional(v.unknown()),
   accepts: v.optional(v.unknown()),
   extensions: v.optional(v.unknown()),
@@ -127,14 +158,20 @@ function discoveryListing(item: unknown, source: string) {
   const it = parsed.output;
   if (it.type !== undefined && it.type !== 'http')
     return { ok: false as const, message: 'not an http resource' };
-  const options = listedOptions(it.accepts);
+  const option = chooseOption(listedOptions(it.accepts, it.x402Version));
   const input = bazaarInput(it.extensions) ?? v1Input(it.accepts);
   const method = methodOf(input?.['method'] ?? it.method);
-  const url =
-    typeof it.resource === 'object' && it.resource !== null
-      ? (it.resource as { url?: unknown }).url
-      : it.resource;
-  return toListing({ url, method, option: chooseOption(options), source, example: exampleOf(input) });
+  const resource = isRecord(it.resource) ? it.resource : null;
+  const metadata = metadataOf(resource === null ? it : { ...resource, ...it });
+  return parseSourceListing({
+    url: resource === null ? it.resource : resource['url'],
+    method,
+    option,
+    source,
+    example: exampleOf(input),
+    metadata: isEmptyMetadata(metadata) ? null : metadata,
+    note: listingNoteOf(option),
+  });
 }
 
 function x402scanListing(item: unknown, source: string) {
@@ -152,7 +189,14 @@ function x402scanListing(item: unknown, source: string) {
     typeof usd === 'number' && Number.isFinite(usd) && usd >= 0 && usd <= 1_000_000 ? usd : null;
   const input = v1Input(accepts);
   const method = methodOf(it.method ?? input?.['method']);
-  return toListing({ url: it.resource, method, option, priceUsd, source, example: exampleOf(input) });
+  return parseSourceListing({
+    url: it.resource,
+    method,
+    option,
+    priceUsd,
+    source,
+    example: exampleOf(input),
+  });
 }
 
 /** `extensions.bazaar.info.input` of a v2 item. */

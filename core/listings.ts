@@ -7,6 +7,7 @@
 import * as v from 'valibot';
 import { settleListings } from './listing-dispute.ts';
 import type { PageItems } from './listing-pages.ts';
+import { isEmptyMetadata, LISTING_NOTES, type ListingNote, metadataOf } from './listing-terms.ts';
 import type { Listing } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
 import { identifier, SOURCE_NAME, type SourceListing } from './source-listing.ts';
@@ -21,6 +22,13 @@ const Record = v.strictObject({
   asset: v.optional(v.nullable(identifier(128))),
   pay_to: v.optional(v.nullable(identifier(128))),
   source: v.pipe(v.string(), v.regex(SOURCE_NAME, 'a source name of [a-z0-9._-]')),
+  // What the crawl exports beside the terms (core/listing-terms.ts): read leniently, never part of an expectation.
+  listing_note: v.optional(v.unknown()),
+  service_name: v.optional(v.unknown()),
+  tags: v.optional(v.unknown()),
+  description: v.optional(v.unknown()),
+  icon_url: v.optional(v.unknown()),
+  last_updated: v.optional(v.unknown()),
 });
 
 export const MAX_LISTINGS = 200_000;
@@ -81,7 +89,7 @@ export function readListingRecords(records: unknown[]): PageItems {
     refused > 0 ? `record ${MAX_LISTINGS}: past ${MAX_LISTINGS} records` : null;
   for (const [index, item] of records.slice(0, MAX_LISTINGS).entries()) {
     const row = parseRecord(item, index);
-    if (row.ok) listings.push({ ...row.row, example: null });
+    if (row.ok) listings.push({ ...row.row, example: null, ...extrasOf(item as Record<string, unknown>) });
     else {
       refused++;
       firstRefusal ??= row.message;
@@ -115,5 +123,21 @@ function parseRecord(
       payTo: record.pay_to ?? null,
       source: record.source,
     },
+  };
+}
+
+/** The metadata and note a record of a crawl's `listings.json` carries, read as a catalog item's. */
+function extrasOf(record: Record<string, unknown>): Pick<SourceListing, 'metadata' | 'note'> {
+  const metadata = metadataOf({
+    serviceName: record['service_name'],
+    tags: record['tags'],
+    description: record['description'],
+    iconUrl: record['icon_url'],
+    lastUpdated: record['last_updated'],
+  });
+  const note = record['listing_note'];
+  return {
+    ...(isEmptyMetadata(metadata) ? {} : { metadata }),
+    ...((LISTING_NOTES as readonly unknown[]).includes(note) ? { note: note as ListingNote } : {}),
   };
 }

@@ -4,7 +4,19 @@
  */
 import { parsePaymentRequired } from '@x402/core/schemas';
 import { decodeBase64Utf8 } from './base64.ts';
-import type { ChallengeResult, ProbeOutcome, ProbeResponse, Quality } from './model.ts';
+import type { ChallengeResult, ProbeOutcome, ProbeResponse } from './model.ts';
+import { type ProbeState, probeStateOf } from './probe-state.ts';
+import type { QualityCode } from './reasons.ts';
+
+/**
+ * The `quality` block of a check (docs/api.md §2.1), published as is; `probe_state` only when the probe ended before
+ * a 402, why (`core/probe-state.ts`).
+ */
+export type Quality = {
+  code: QualityCode;
+  checks: Record<string, boolean | number | string | null>;
+  probe_state?: ProbeState;
+};
 
 /** The SDK's own base64 gate for `PAYMENT-REQUIRED` (standard alphabet only, docs/x402.md §0.3). */
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -21,11 +33,14 @@ const JSON_TYPE = /^application\/(?:[a-z0-9.-]+\+)?json\s*(?:;|$)/i;
  *    (`parsePaymentRequired` of `@x402/core/schemas`) → `quality_schema_mismatch`;
  * 5. a v1-only challenge, which current SDK clients cannot be shown to pay → `quality_unverified`;
  * 6. otherwise `quality_ok`.
- * `checks` holds the raw observations behind the code.
+ * `checks` holds the raw observations behind the code; `probe_state`, only for a probe that ended before a 402, why
+ * (`core/probe-state.ts`).
  * @example assessQuality(outcome, challenge).code // 'quality_ok'
  */
 export function assessQuality(outcome: ProbeOutcome, challenge: ChallengeResult | null): Quality {
-  if (outcome.kind !== 'response') return { code: 'quality_unreachable', checks: unreachableChecks() };
+  const probeState = probeStateOf(outcome);
+  if (outcome.kind !== 'response')
+    return { code: 'quality_unreachable', checks: unreachableChecks(), ...stateOf(probeState) };
   const response = outcome.response;
   const decoded = challenge?.ok === true ? challenge.value : null;
   const header = response.headers['payment-required'] ?? null;
@@ -47,7 +62,7 @@ export function assessQuality(outcome: ProbeOutcome, challenge: ChallengeResult 
     header_bytes: header === null ? null : new TextEncoder().encode(header).length,
   };
 
-  if (response.status !== 402) return { code: 'quality_bad_status', checks };
+  if (response.status !== 402) return { code: 'quality_bad_status', checks, ...stateOf(probeState) };
   const bodyCarriesTerms = decoded === null || decoded.source === 'body';
   if (contentType === null || (bodyCarriesTerms && !contentTypeJson)) {
     return { code: 'quality_bad_content_type', checks };
@@ -56,6 +71,11 @@ export function assessQuality(outcome: ProbeOutcome, challenge: ChallengeResult 
   if (decoded === null || decoded.lenient || !strict) return { code: 'quality_schema_mismatch', checks };
   if (decoded.version === 1) return { code: 'quality_unverified', checks };
   return { code: 'quality_ok', checks };
+}
+
+/** The `probe_state` member, present only when the probe ended before a 402 (receipts of 402s keep their bytes). */
+function stateOf(state: ProbeState | null): { probe_state?: ProbeState } {
+  return state === null ? {} : { probe_state: state };
 }
 
 function unreachableChecks(): Quality['checks'] {

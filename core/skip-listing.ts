@@ -4,16 +4,17 @@
  */
 import type { CrawlFacts } from './crawl-facts.ts';
 import type { RunSummary } from './crawl-summary.ts';
+import { LIMITS, priceText } from './limits.ts';
 import { reasonText } from './reasons.ts';
 
-/** Spec §8: skip listing page size. */
+/** docs/api.md §8: skip listing page size. */
 export const SKIP_PAGE_SIZE = 500;
 
-/** Spec §2.10 `dedupe`. */
+/** docs/api.md §2.10 `dedupe`. */
 export const DEDUPE_RULE =
   'lower-case scheme and host, no default port, no fragment, no trailing slash, sorted query';
 
-/** Spec §2.10 `method`: how the crawl probes. */
+/** docs/api.md §2.10 `method`: how the crawl probes. */
 export const CRAWL_METHOD =
   'One unpaid GET or POST per listed URL, as listed; the listing’s example parameters only when the bare URL answered 4xx; ' +
   '5 second timeout; gated against server-side request forgery; at most 3 requests in flight per host, 12 per ' +
@@ -41,6 +42,8 @@ export type SkipRecord = {
   check_type: 'dry-run';
   method: 'GET' | 'POST';
   http_status: number;
+  /** Only when the probe ended before a 402: why (`core/probe-state.ts`). */
+  probe_state?: string;
   network: string;
   listed_network: string;
   listed_pay_to: string;
@@ -82,7 +85,7 @@ export function buildSkipPages(
         example: `${check}?url=${encodeURIComponent(example?.url ?? 'https://seller.example/paid')}`,
         example_response: example === null ? null : freeAnswerOf(example),
         // biome-ignore lint/suspicious/noThenProperty: docs/api.md §2.10 names this member `then`.
-        then: '5 free checks per client per UTC day; then USD 0.02 per check, paid with x402 (USDC on Base).',
+        then: `${LIMITS.freeChecksPerDay} free checks per client per UTC day; then ${priceText(LIMITS.checkPriceAtomic)} per check, paid with x402 (USDC on Base).`,
       },
       endpoints_covered: summary.endpoints_covered,
       new_this_week: summary.new_this_week,
@@ -93,6 +96,7 @@ export function buildSkipPages(
       pay: summary.pay,
       recheck: summary.recheck,
       carried: summary.carried,
+      delisted: summary.delisted,
       check_type: 'dry-run',
       lists: summary.lists,
       listed_in: summary.listed_in,
@@ -134,6 +138,7 @@ export function skipRecordOf(f: CrawlFacts): SkipRecord {
     check_type: 'dry-run',
     method: f.method,
     http_status: f.http_status ?? 0,
+    ...(f.probe_state === undefined ? {} : { probe_state: f.probe_state }),
     network: f.network ?? '',
     listed_network: f.listed_network ?? '',
     listed_pay_to: f.listed_pay_to ?? '',

@@ -4,6 +4,7 @@
  * Pure: the adapters in `crawl/sources/` fetch, the parsers here read. Everything a source sends is hostile.
  */
 import * as v from 'valibot';
+import type { ListingMetadata, ListingNote } from './listing-terms.ts';
 import type { HttpMethod, Listing } from './model.ts';
 import { normalizeNetwork } from './networks.ts';
 import { optionPriceUsd } from './payment.ts';
@@ -15,14 +16,18 @@ export type ListingExample = { query: Record<string, string> | null; body: unkno
 
 /** One endpoint named by a source, normalized (absent values are null); `source` is the name it counts for in
  *  `lists` and `listed_in`, `urlNorm` the `dedupe` normalization of docs/api.md §2.10. `firstParty` is set only by the
- *  `/.well-known/x402` source, for a URL of the document's own origin (`core/listing-dispute.ts`). */
+ *  `/.well-known/x402` source, for a URL of the document's own origin (`core/listing-dispute.ts`). `metadata` is what
+ *  a catalog item says of its service, `note` why its terms give no price (`core/listing-terms.ts`); both are absent
+ *  when the source says nothing of the kind. */
 export type SourceListing = Listing & {
   urlNorm: string;
   example: ListingExample | null;
   firstParty?: boolean;
+  metadata?: ListingMetadata;
+  note?: ListingNote;
 };
 
-/** Spec §2.10 `sources` entry: how reading one source went. */
+/** docs/api.md §2.10 `sources` entry: how reading one source went. */
 export type SourceReport = { ok: boolean; items: number; note: string; skipped: boolean };
 
 /** A source name as it appears in listings and reports. */
@@ -40,12 +45,16 @@ export const identifier = (max: number) =>
     v.check(isPlainIdentifier, 'must hold no whitespace or hidden characters'),
   );
 
-/** The payment option of a listing, v2 (`amount`) or v1 (`maxAmountRequired`) shaped. */
+/**
+ * The payment option of a listing, v2 (`amount`) or v1 (`maxAmountRequired`) shaped. `amountsDisagree`: the option
+ * gave both fields with different values (`core/listing-terms.ts` `amounts_disagree`).
+ */
 export type ListedOption = {
   network: string | null;
   asset: string | null;
   payTo: string | null;
   amount: string | null;
+  amountsDisagree: boolean;
 };
 
 const Option = v.looseObject({
@@ -56,8 +65,12 @@ const Option = v.looseObject({
   maxAmountRequired: v.optional(v.unknown()),
 });
 
-/** Reads the options of a listing, keeping only well-formed bounded strings; at most 64 are looked at. */
-export function listedOptions(accepts: unknown): ListedOption[] {
+/**
+ * Reads the options of a listing, keeping only well-formed bounded strings; at most 64 are looked at. The amount is
+ * read from the field of the listing's own `x402Version` (`amount` in v2, `maxAmountRequired` in v1); without a
+ * version, from the one field given, and from neither when both are given and differ (never guessed).
+ */
+export function listedOptions(accepts: unknown, version: unknown = null): ListedOption[] {
   if (!Array.isArray(accepts)) return [];
   const out: ListedOption[] = [];
   for (const item of accepts.slice(0, 64)) {
@@ -69,10 +82,27 @@ export function listedOptions(accepts: unknown): ListedOption[] {
       network: network === null ? null : normalizeNetwork(network.replace(/_/g, '-')),
       asset: identifierOf(o.asset, 128),
       payTo: identifierOf(o.payTo, 128),
-      amount: identifierOf(o.amount, 80) ?? identifierOf(o.maxAmountRequired, 80),
+      ...amountOf(amountText(o.amount), amountText(o.maxAmountRequired), version),
     });
   }
   return out;
+}
+
+/** The amount of one option by the listing's version, and whether its two fields disagree. */
+function amountOf(
+  amount: string | null,
+  maxAmountRequired: string | null,
+  version: unknown,
+): { amount: string | null; amountsDisagree: boolean } {
+  const amountsDisagree = amount !== null && maxAmountRequired !== null && amount !== maxAmountRequired;
+  if (version === 2) return { amount: amount ?? maxAmountRequired, amountsDisagree };
+  if (version === 1) return { amount: maxAmountRequired ?? amount, amountsDisagree };
+  return { amount: amountsDisagree ? null : (amount ?? maxAmountRequired), amountsDisagree };
+}
+
+/** An amount as a bounded identifier string; a JSON number is not read (its units would be a guess). */
+function amountText(value: unknown): string | null {
+  return identifierOf(value, 80);
 }
 
 /**
@@ -130,14 +160,16 @@ export function exampleOf(input: unknown): ListingExample | null {
   return { query: hasQuery ? query : null, body: body === undefined ? null : body };
 }
 
-/** Builds a listing from its parts; `message` says why an item was refused. */
-export function toListing(parts: {
+/** Parses a listing from the parts a source gave; `message` says why an item was refused. */
+export function parseSourceListing(parts: {
   url: unknown;
   method: HttpMethod;
   option: ListedOption | null;
   priceUsd?: number | null;
   source: string;
   example: ListingExample | null;
+  metadata?: ListingMetadata | null;
+  note?: ListingNote | null;
 }): { ok: true; listing: SourceListing } | { ok: false; message: string } {
   const url = stringOf(parts.url, 2048);
   if (url === null) return { ok: false, message: 'no resource URL' };
@@ -156,6 +188,8 @@ export function toListing(parts: {
       payTo: option?.payTo ?? null,
       source: parts.source,
       example: parts.example,
+      ...(parts.metadata ? { metadata: parts.metadata } : {}),
+      ...(parts.note ? { note: parts.note } : {}),
     },
   };
 }

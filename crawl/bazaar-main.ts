@@ -38,7 +38,7 @@ try {
   const deps = await cliDeps(process.env);
   const paths = runPaths(deps.config.dataDir, 'bazaar');
   const done = await runBazaarCheck(
-    { ...deps.endpoint, paths, fetchJson: deps.fetchJson, monotonic: deps.monotonic },
+    { ...deps.endpoint, ...deps.politeness, paths, fetchJson: deps.fetchJson, monotonic: deps.monotonic },
     { source, query: values.query ?? 'api', top },
   );
   console.log(

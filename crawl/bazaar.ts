@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import { buildBazaar } from '../core/bazaar.ts';
 import { planCrawl } from '../core/crawl-plan.ts';
 import { parseSearchPage } from '../core/listing-pages.ts';
+import { isOptedOut, type OptOutList } from '../core/opt-out.ts';
 import { itemsNote, type SourceReport } from '../core/source-listing.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
 import { acquireRunLock } from '../io/runs/lock.ts';
 import { newRunId, publishRun, type RunPaths, type RunPointer } from '../io/runs/paths.ts';
-import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
+import { type HostBudget, UNLIMITED_BUDGET } from './host-budget.ts';
+import { type EndpointDeps, type ProbedEndpoint, probeOrPutOff } from './probe-endpoint.ts';
 import { registrableDomain } from './registrable-domain.ts';
 import { PER_DOMAIN, PER_HOST } from './run.ts';
 import { runPerHost } from './scheduler.ts';
@@ -25,6 +27,10 @@ export type BazaarDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {
   paths: RunPaths;
   fetchJson: FetchJson;
   monotonic: () => number;
+  /** Hosts that asked not to be probed (`core/opt-out.ts`): their results are not checked. */
+  optOut?: OptOutList;
+  /** The day's per-host request budgets, shared with the crawl (`crawl/host-budget.ts`); unlimited by default. */
+  openBudget?: (runId: string, listed: ReadonlyMap<string, number>) => Promise<HostBudget>;
 };
 
 export type BazaarOptions = { source: string; query: string; top: number };
@@ -68,14 +74,23 @@ async function checkLocked(
           note: fetched.ok ? (page as { message: string }).message : fetched.note,
           skipped: false,
         };
-  const plan = planCrawl(listings, options.top);
+  const optOut = deps.optOut ?? new Set<string>();
+  const plan = planCrawl(
+    listings.filter((l) => !isOptedOut(new URL(l.urlNorm).host, optOut)),
+    options.top,
+  );
 
-  const records = new Map<string, EndpointRecord>();
+  const records = new Map<string, ProbedEndpoint>();
   const endpointDeps: EndpointDeps = { ...deps, runId, origin: 'bazaar' };
+  const budget = deps.openBudget ? await deps.openBudget(runId, new Map()) : UNLIMITED_BUDGET;
   await runPerHost(
     plan.endpoints.map((endpoint) => ({ host: endpoint.host, item: endpoint })),
     async (endpoint, released) => {
-      records.set(endpoint.urlNorm, await probeEndpoint(endpointDeps, endpoint, released));
+      // A host whose daily budget is spent is not asked: its result is left out of the check.
+      if (!budget.take(endpoint.host, 1)) return;
+      const another = () => budget.take(endpoint.host, 1);
+      const record = await probeOrPutOff(endpointDeps, endpoint, released, { another });
+      if (record !== null) records.set(endpoint.urlNorm, record);
     },
     {
       perHost: PER_HOST,
@@ -85,6 +100,7 @@ async function checkLocked(
       now: deps.monotonic,
     },
   );
+  await budget.flush();
   const ordered = plan.endpoints.flatMap((e) => records.get(e.urlNorm) ?? []);
   const checkedAt = deps.now();
   const dir = join(deps.paths.work, runId);

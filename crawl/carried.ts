@@ -21,7 +21,9 @@ export type Carried = { lines: CrawlFacts[]; listings: unknown[] };
 
 /**
  * Carries the endpoints of `previous` that only failed sources listed into the run folder `dir`. `planned` holds
- * the normalized URLs this run probes; a source failed when its report is neither `ok` nor `skipped`.
+ * the normalized URLs this run probes; a source failed when its report is neither `ok` nor `skipped`. `unasked`
+ * holds planned URLs this run did not probe because their host's daily request budget was spent: they keep their
+ * last receipt the same way.
  * @example const carried = await carryForward(paths, previous, sources, planned, workDir)
  */
 export async function carryForward(
@@ -30,13 +32,14 @@ export async function carryForward(
   sources: Record<string, SourceReport>,
   planned: ReadonlySet<string>,
   dir: string,
+  unasked: ReadonlySet<string> = new Set(),
 ): Promise<Carried> {
   const failed = new Set(
     Object.entries(sources)
       .filter(([, report]) => !report.ok && !report.skipped)
       .map(([name]) => name),
   );
-  if (previous === null || failed.size === 0) return { lines: [], listings: [] };
+  if (previous === null || (failed.size === 0 && unasked.size === 0)) return { lines: [], listings: [] };
   const from = join(publishedRunDir(paths, previous.runId), 'receipts');
   const to = join(dir, 'receipts');
   await mkdir(to, { recursive: true });
@@ -45,7 +48,8 @@ export async function carryForward(
   for (const value of previous.lines) {
     const line = value as CrawlFacts | null;
     if (!isCarriable(line) || planned.has(line.url_norm) || urls.has(line.url_norm)) continue;
-    if (![line.source_list, ...line.also_listed_in].some((source) => failed.has(source))) continue;
+    const listedByFailed = [line.source_list, ...line.also_listed_in].some((source) => failed.has(source));
+    if (!listedByFailed && !unasked.has(line.url_norm)) continue;
     // A line whose receipt file is gone is not carried: every line of a run has its file.
     if (!(await linkFile(join(from, `${line.id}.json`), join(to, `${line.id}.json`)))) continue;
     urls.add(line.url_norm);

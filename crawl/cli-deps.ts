@@ -2,24 +2,30 @@
  * What the crawl's command-line entry points share: the environment (`io/environment.ts`), the SSRF-gated probers
  * (loopback only through `PROBE_ALLOW_CIDRS`), the service's signing key under `DATA_DIR`, the clocks.
  */
+import { join } from 'node:path';
 import * as v from 'valibot';
 import { parseCidrList } from '../core/ssrf.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
 import { loadSigningKeys } from '../io/keys.ts';
 import { createProber } from '../io/probe/prober.ts';
+import { spotcheckUserAgent } from '../io/probe/user-agent.ts';
 import { pooledRandom } from '../io/random-pool.ts';
+import { openHostBudget } from './host-budget.ts';
+import { readOptOutFiles } from './opt-out-file.ts';
 import type { EndpointDeps } from './probe-endpoint.ts';
 import { MAX_DEFAULT_CONCURRENCY } from './run.ts';
 import { fetchJsonVia, SOURCE_MAX_BYTES, SOURCE_TIMEOUT_MS } from './sources/fetch-json.ts';
 
-/** Spec §2.10, §8: the crawl's probe budget. */
+/** docs/api.md §2.10, §8: the crawl's probe budget. */
 export const CRAWL_TIMEOUT_MS = 5000;
 
 /** Reads the environment and builds the shared parts; throws a `TypeError` naming a bad variable. */
 export async function cliDeps(env: Record<string, string | undefined>) {
   const config: SharedConfig = sharedConfigOf(readEnv(v.object(SHARED_ENV), env));
   const allow = parseCidrList(config.probeAllowCidrs);
+  // Named, with the rules page where a seller reads what is probed and how to opt out.
+  const userAgent = spotcheckUserAgent(config.baseUrl);
   const { signer } = await loadSigningKeys({
     dir: dataPaths(config.dataDir).keys,
     ...(config.signingKeyFile ? { keyFile: config.signingKeyFile } : {}),
@@ -31,6 +37,7 @@ export async function cliDeps(env: Record<string, string | undefined>) {
     // timeout published for a server that was never asked would be false.
     prober: createProber({
       allow,
+      userAgent,
       timeoutMs: CRAWL_TIMEOUT_MS,
       reuseConnections: true,
       maxIdleConnections: MAX_DEFAULT_CONCURRENCY,
@@ -45,8 +52,17 @@ export async function cliDeps(env: Record<string, string | undefined>) {
   return {
     config,
     endpoint,
+    // What the crawl and the bazaar check honour together (docs/decisions.md "Politeness").
+    politeness: {
+      optOut: await readOptOutFiles([
+        join(import.meta.dirname, '../data/opt-out.json'),
+        join(config.dataDir, 'opt-out.json'),
+      ]),
+      openBudget: (runId: string, listed: ReadonlyMap<string, number>) =>
+        openHostBudget({ dir: join(config.dataDir, 'requests'), who: runId, now: new Date(), listed }),
+    },
     fetchJson: fetchJsonVia(
-      createProber({ allow, maxBodyBytes: SOURCE_MAX_BYTES, timeoutMs: SOURCE_TIMEOUT_MS }),
+      createProber({ allow, userAgent, maxBodyBytes: SOURCE_MAX_BYTES, timeoutMs: SOURCE_TIMEOUT_MS }),
     ),
     monotonic: () => performance.now(),
   };

@@ -8,9 +8,10 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CrawlFacts } from '../core/crawl-facts.ts';
-import type { CrawlPlan } from '../core/crawl-plan.ts';
+import type { CrawlPlan, PlannedEndpoint } from '../core/crawl-plan.ts';
 import { type RunSummary, summarizeRun } from '../core/crawl-summary.ts';
-import type { Listing } from '../core/model.ts';
+import { delistings } from '../core/delisting.ts';
+import { isOptedOut, type OptOutList } from '../core/opt-out.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { buildSaves, type SaveEntry } from '../core/saves.ts';
 import { buildSkipPages, MISMATCH_REASONS } from '../core/skip-listing.ts';
@@ -40,6 +41,12 @@ export type FinishedRun = {
   /** The facts of every recorded probe; their receipt files are already in the work folder's `receipts/`. */
   facts: readonly CrawlFacts[];
   interrupted: number;
+  /** Planned endpoints not probed because their host's daily budget was spent: their last receipts are carried. */
+  overBudget?: ReadonlySet<string>;
+  /** Hosts that opted out: their endpoints left the run, not the lists (never delisted). */
+  optOut?: OptOutList;
+  /** The plan was cut by `--limit`: nothing is delisted. */
+  limited?: boolean;
   /** Members of `run.json` (kind, options, resumed…). */
   run: Record<string, unknown>;
 };
@@ -50,14 +57,30 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
   const previous = await previousRun(run.paths);
   const facts = run.facts;
   await removeTempFiles(join(dir, 'receipts'));
-  // Endpoints only failed sources listed keep their last published receipts (crawl/carried.ts).
+  // Endpoints only failed sources listed keep their last published receipts (crawl/carried.ts), and so do those
+  // a spent daily budget left unasked.
+  const overBudget = run.overBudget ?? new Set<string>();
+  const listed = new Set(run.plan.endpoints.map((e) => e.urlNorm));
   const carried = await carryForward(
     run.paths,
     previous,
     run.sources,
-    new Set(run.plan.endpoints.map((e) => e.urlNorm)),
+    new Set([...listed].filter((url) => !overBudget.has(url))),
     dir,
+    overBudget,
   );
+  const delisted = delistings({
+    runId: run.runId,
+    at: run.finishedAt.toISOString(),
+    previous:
+      previous === null
+        ? null
+        : { runId: previous.runId, lines: previous.lines, delisted: await previous.delisted() },
+    sources: run.sources,
+    listed,
+    optedOut: (host) => isOptedOut(host, run.optOut ?? new Set()),
+    limited: run.limited === true,
+  });
   const saves = await savesOf(run, dir, previous);
   const summary = summarizeRun({
     runId: run.runId,
@@ -72,6 +95,7 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     saves: saves.saves.filter((s) => s.run_id === run.runId).length,
     interrupted: run.interrupted,
     carried: carried.lines.length,
+    delisted: delisted.fresh.length,
   });
   const last = previous?.stats.at(-1) ?? null;
   const pages = buildSkipPages(
@@ -87,7 +111,10 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     join(dir, 'skips'),
     pages.map((page) => [`${page.page}.json`, pretty(page)]),
   );
-  await writeAll(dir, dataFiles(run, { summary, saves, carried, previous }));
+  await writeAll(dir, [
+    ...dataFiles(run, { summary, saves, carried, previous }),
+    ['delisted.json', pretty(delistedFile(run.runId, delisted))],
+  ]);
   await writeFileDurably(join(dir, 'run.json'), pretty(runFileOf(run, summary, carried)));
   return publishRun(run.paths, run.runId, run.finishedAt);
 }
@@ -127,7 +154,7 @@ function dataFiles(
     [
       'listings.json',
       pretty([
-        ...run.plan.endpoints.flatMap((e) => (e.dispute ? [] : [listingRecord(e.listing)])),
+        ...run.plan.endpoints.flatMap((e) => (e.dispute ? [] : [listingRecord(e)])),
         ...carried.listings,
       ]),
     ],
@@ -163,6 +190,8 @@ type Previous = {
   lines: unknown[];
   /** Its `listings.json`, read only when endpoints are carried. */
   listings: () => Promise<unknown>;
+  /** The delistings it showed (`delisted.json`; none before the file existed). */
+  delisted: () => Promise<unknown[]>;
 };
 
 /** The published run before this one: its statistics, saves, index lines and listings, the URLs it covered. */
@@ -184,7 +213,18 @@ async function previousRun(paths: RunPaths): Promise<Previous | null> {
     saves: Array.isArray(saves?.saves) ? (saves.saves as SaveEntry[]) : [],
     lines,
     listings: () => readRunJson(paths, pointer.run_id, 'listings.json'),
+    delisted: async () => {
+      const file = (await readRunJson(paths, pointer.run_id, 'delisted.json')) as {
+        delisted?: unknown;
+      } | null;
+      return Array.isArray(file?.delisted) ? file.delisted : [];
+    },
   };
+}
+
+/** `delisted.json`: the endpoints delisted by this run (`new`) and every delisting still shown. */
+function delistedFile(runId: string, made: ReturnType<typeof delistings>) {
+  return { schema: 1, run_id: runId, new: made.fresh.length, count: made.shown.length, delisted: made.shown };
 }
 
 /** `disputes.json`: the endpoints whose listings disagree, each with the terms in dispute and the listings. */
@@ -195,8 +235,10 @@ function disputesFile(endpoints: FinishedRun['plan']['endpoints']) {
   return { schema: 1, count: disputes.length, disputes };
 }
 
-/** A listing in the `npm run listings:import` format. */
-function listingRecord(l: Listing) {
+/** A listing in the `npm run listings:import` format, with its metadata and note when it has them. */
+function listingRecord(e: PlannedEndpoint) {
+  const l = e.listing;
+  const m = e.metadata;
   return {
     url: l.url,
     method: l.method,
@@ -205,6 +247,16 @@ function listingRecord(l: Listing) {
     asset: l.asset,
     pay_to: l.payTo,
     source: l.source,
+    ...(e.note === undefined ? {} : { listing_note: e.note }),
+    ...(m === undefined
+      ? {}
+      : {
+          service_name: m.serviceName,
+          tags: m.tags,
+          description: m.description,
+          icon_url: m.iconUrl,
+          last_updated: m.lastUpdated,
+        }),
   };
 }
 

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createBudget, usdText } from '../core/budget.ts';
+import { createBudget, scaledUsdText } from '../core/budget.ts';
 import { parseTasks } from '../core/tasks.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { readEnv, SHARED_ENV, sharedConfigOf } from '../io/environment.ts';
@@ -99,7 +99,7 @@ const result = await runKnownAnswers(
   }),
   { tasks, catalog: parsed.value, n, budgetUsd, resume: values.resume },
 ).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error), 1));
-const spent = usdText(result.committed);
+const spent = scaledUsdText(result.committed);
 process.stdout.write(
   `published run ${result.runId}: ${result.paid} paid calls, ${result.refused} refused, ` +
     `USD ${spent} of ${budgetUsd} signed, from ${result.payer}\n`,

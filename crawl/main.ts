@@ -19,7 +19,7 @@ import { parseSourceConfig, readSource, type SourceSpec, sourceSpecOf } from './
 const USAGE = `usage: npm run crawl -- [options]
   --source <url or file>  a listing source (repeatable; replaces data/sources.json): a discovery list,
                           an x402scan-style list, an origin (its /.well-known/x402) or a listings file;
-                          prefix discovery: x402scan: well-known: or file: to name the kind
+                          prefix discovery: circle: x402scan: well-known: or file: to name the kind
   --resume                finish the newest unfinished run (no URL is probed twice)
   --concurrency N         most requests in flight overall (default: 3 per host, at most 2048);
                           hosts with time to spare are paced below it once latencies are known
@@ -60,6 +60,7 @@ try {
   const result = await runCrawl(
     {
       ...deps.endpoint,
+      ...deps.politeness,
       assemble: assembly.assemble,
       paths,
       readSources: () => Promise.all(specs.map((spec) => readSource(deps.fetchJson, spec))),

@@ -8,6 +8,7 @@ import type { CrawlFacts } from '../core/crawl-facts.ts';
 import type { PlannedEndpoint } from '../core/crawl-plan.ts';
 import type { ProbeOutcome } from '../core/model.ts';
 import { newReceiptId, type Signer, signCanonical } from '../core/receipt.ts';
+import { retryAfterMs } from '../core/retry-after.ts';
 import type { Prober } from '../io/probe/prober.ts';
 import { type Assemble, assembleInline } from './assembly.ts';
 
@@ -28,11 +29,18 @@ export type EndpointDeps = {
  * The result of one endpoint: the signed receipt, its JSON text (serialized once, when signed: the journal line and
  * the receipt file carry this text) and the facts the data files are built from.
  */
-export type EndpointRecord = {
+export type ProbedEndpoint = {
   facts: CrawlFacts;
   receipt: Record<string, unknown> & { id: string };
   json: string;
 };
+
+/**
+ * What a run lets one endpoint do beyond its first request: `another` before the example request (false: the
+ * host's daily budget is spent, and it is not sent), and `retry` for a `429`/`503` with `Retry-After` (true: the
+ * URL was put back on its host's queue to be asked again after that pause, and nothing is recorded now).
+ */
+export type EndpointHooks = { another?: () => boolean; retry?: (ms: number) => boolean };
 
 /**
  * Probes one endpoint and signs its receipt. Never throws for anything the target does. `released` is called once
@@ -43,11 +51,25 @@ export async function probeEndpoint(
   deps: EndpointDeps,
   endpoint: PlannedEndpoint,
   released: () => void = () => {},
-): Promise<EndpointRecord> {
+): Promise<ProbedEndpoint> {
+  // Without a retry hook nothing is put off: there is always a record.
+  return (await probeOrPutOff(deps, endpoint, released, {})) as ProbedEndpoint;
+}
+
+/**
+ * {@link probeEndpoint} within a run's {@link EndpointHooks}: null only when `hooks.retry` took a `Retry-After`, and
+ * the endpoint is asked again later.
+ */
+export async function probeOrPutOff(
+  deps: EndpointDeps,
+  endpoint: PlannedEndpoint,
+  released: () => void,
+  hooks: EndpointHooks,
+): Promise<ProbedEndpoint | null> {
   let url = endpoint.url;
   let outcome = await deps.prober.probe(url, endpoint.method);
   const example = exampleRequest(endpoint);
-  const used = example !== null && answeredClientError(outcome);
+  const used = example !== null && answeredClientError(outcome) && (hooks.another?.() ?? true);
   if (used) {
     url = example.url;
     outcome = await deps.prober.probe(
@@ -56,6 +78,9 @@ export async function probeEndpoint(
       example.body === null ? {} : { body: example.body },
     );
   }
+  // Asked to come back later: the host is paused before its slot frees (the retry hook does both).
+  const wait = hooks.retry ? retryAfterMs(outcome, deps.now()) : null;
+  if (wait !== null && hooks.retry?.(wait)) return null;
   released();
   const { withKid, text, facts } = await (deps.assemble ?? assembleInline)({
     outcome,

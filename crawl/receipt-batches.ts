@@ -36,7 +36,7 @@ export function createReceiptBatches(dir: string): ReceiptBatches {
       added.add(id);
       if (++unwritten < MAX_UNWRITTEN) return;
       unwritten = 0;
-      await writer.settle();
+      await writer.flush();
     },
     async close() {
       await writer.close();

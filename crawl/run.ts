@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import type { CrawlFacts } from '../core/crawl-facts.ts';
 import { type CrawlPlan, type PlannedEndpoint, planCrawl } from '../core/crawl-plan.ts';
-import type { SourceReport } from '../core/source-listing.ts';
+import { isOptedOut, type OptOutList } from '../core/opt-out.ts';
+import { MAX_RETRIES, MAX_RETRY_AFTER_MS, RUN_BUDGET_MS } from '../core/politeness.ts';
+import type { SourceListing, SourceReport } from '../core/source-listing.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
 import { MAX_IN_FLIGHT_PER_ADDRESS } from '../io/probe/address-slots.ts';
 import { openRunJournal, readRunJournal } from '../io/runs/journal.ts';
@@ -23,14 +25,15 @@ import {
   readPointer,
 } from '../io/runs/paths.ts';
 import { finalizeRun } from './finalize.ts';
-import { type EndpointDeps, type EndpointRecord, probeEndpoint } from './probe-endpoint.ts';
+import { type HostBudget, UNLIMITED_BUDGET } from './host-budget.ts';
+import { type EndpointDeps, type ProbedEndpoint, probeOrPutOff } from './probe-endpoint.ts';
 import { createProgress, type ProgressOut } from './progress.ts';
 import { createReceiptBatches, type ReceiptBatches } from './receipt-batches.ts';
 import { registrableDomain } from './registrable-domain.ts';
 import { runPerHost } from './scheduler.ts';
 import type { SourceRead } from './sources/_result.ts';
 
-/** Spec §2.10, §8: at most 3 requests in flight per host. */
+/** docs/api.md §2.10, §8: at most 3 requests in flight per host. */
 export const PER_HOST = 3;
 
 /**
@@ -44,14 +47,27 @@ export type CrawlDeps = Omit<EndpointDeps, 'runId' | 'origin'> & {
   paths: RunPaths;
   /** Reads every source (called only for a new run). */
   readSources: () => Promise<SourceRead[]>;
+  /** Hosts that asked not to be probed (`core/opt-out.ts`); none by default. */
+  optOut?: OptOutList;
+  /** Opens the day's per-host request budgets for this run (`crawl/host-budget.ts`); unlimited by default. */
+  openBudget?: (runId: string, listed: ReadonlyMap<string, number>) => Promise<HostBudget>;
   /** Monotonic milliseconds, for the scheduler and the progress. */
   monotonic: () => number;
   progressOut: ProgressOut;
   log: (line: string) => void;
 };
 
-/** `concurrency` null: 3 per host for every host (every host kept busy), at most {@link MAX_DEFAULT_CONCURRENCY}. */
-export type CrawlOptions = { resume: boolean; concurrency: number | null; limit: number | null };
+/**
+ * `concurrency` null: 3 per host for every host (every host kept busy), at most {@link MAX_DEFAULT_CONCURRENCY}.
+ * `budgetMs`: the run's time budget, within which a `Retry-After` pause may put a URL off (default
+ * {@link RUN_BUDGET_MS}).
+ */
+export type CrawlOptions = {
+  resume: boolean;
+  concurrency: number | null;
+  limit: number | null;
+  budgetMs?: number;
+};
 
 /** The default global concurrency's ceiling: sockets and memory stay bounded on a large crawl. */
 export const MAX_DEFAULT_CONCURRENCY = 2048;
@@ -78,6 +94,8 @@ type PlanFile = {
     limit: number | null;
   };
   sources: Record<string, SourceReport>;
+  /** Listings left out because their host opted out (`core/opt-out.ts`): how many, on how many hosts. */
+  opted_out?: { hosts: number; endpoints: number };
   plan: CrawlPlan;
 };
 
@@ -105,10 +123,13 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
     run = { ...(await startRun(deps, options)), resumed: false };
   }
   const { runId, planFile } = run;
-  const { done, probed } = await probePlanned(deps, runId, planFile, options);
+  const deadline = t0 + (options.budgetMs ?? RUN_BUDGET_MS);
+  const { done, probed, overBudget } = await probePlanned(deps, runId, planFile, options, deadline);
   const endpoints = planFile.plan.endpoints;
   const facts = endpoints.flatMap((e) => done.get(e.urlNorm) ?? []);
-  const interrupted = endpoints.length - facts.length;
+  if (overBudget.size > 0)
+    deps.log(`${overBudget.size} endpoints not probed: their hosts' daily request budgets are spent`);
+  const interrupted = endpoints.length - facts.length - overBudget.size;
   if (interrupted > 0)
     deps.log(`${interrupted} probes were sent before a stop but not recorded; not sent again`);
   const pointer = await finalizeRun({
@@ -122,7 +143,16 @@ async function crawlLocked(deps: CrawlDeps, options: CrawlOptions): Promise<Craw
     sources: planFile.sources,
     facts,
     interrupted,
-    run: { kind: 'crawl', options: planFile.options, resumed: run.resumed },
+    overBudget,
+    optOut: deps.optOut ?? new Set(),
+    limited: planFile.options.limit !== null,
+    run: {
+      kind: 'crawl',
+      options: planFile.options,
+      resumed: run.resumed,
+      ...(planFile.opted_out ? { opted_out: planFile.opted_out } : {}),
+      ...(overBudget.size > 0 ? { over_budget: overBudget.size } : {}),
+    },
   });
   return { pointer, probed, interrupted, total: endpoints.length };
 }
@@ -139,10 +169,11 @@ async function startRun(
     deps.log(`source ${read.name}: ${read.report.ok ? 'ok' : 'FAILED'}, ${read.report.note}`);
   // Nothing read is no news: publishing it would replace the listings with an empty run (docs/data-files.md).
   if (!reads.some((r) => r.report.ok)) throw new NoSourceReadError(reads);
-  const plan = planCrawl(
+  const { kept, optedOut } = withoutOptedOut(
     reads.flatMap((r) => r.listings),
-    options.limit,
+    deps.optOut,
   );
+  const plan = planCrawl(kept, options.limit);
   const planFile: PlanFile = {
     started_at: deps.now().toISOString(),
     options: {
@@ -154,6 +185,7 @@ async function startRun(
       limit: options.limit,
     },
     sources,
+    ...(optedOut.endpoints > 0 ? { opted_out: optedOut } : {}),
     plan,
   };
   await mkdir(join(deps.paths.work, runId), { recursive: true });
@@ -167,17 +199,42 @@ async function startRun(
   return { runId, planFile };
 }
 
+/** The listings whose hosts did not opt out, and how many of the others on how many hosts. */
+function withoutOptedOut(
+  listings: SourceListing[],
+  optOut: OptOutList | undefined,
+): { kept: SourceListing[]; optedOut: { hosts: number; endpoints: number } } {
+  if (optOut === undefined || optOut.size === 0)
+    return { kept: listings, optedOut: { hosts: 0, endpoints: 0 } };
+  const kept: SourceListing[] = [];
+  const hosts = new Set<string>();
+  const urls = new Set<string>();
+  for (const listing of listings) {
+    const host = new URL(listing.urlNorm).host;
+    if (!isOptedOut(host, optOut)) kept.push(listing);
+    else {
+      hosts.add(host);
+      urls.add(listing.urlNorm);
+    }
+  }
+  return { kept, optedOut: { hosts: hosts.size, endpoints: urls.size } };
+}
+
 /**
  * Probes every planned endpoint the journal has not seen started, under the per-host limits: each journaled as
- * started before its request leaves and as done, with its receipt, after. The facts of every finished probe (this
- * pass's and those replayed), and how many this pass probed.
+ * started before its request leaves and as done, with its receipt, after. A `429`/`503` with `Retry-After` puts the
+ * URL back on its host's queue and pauses the host, within the run's `deadline` and {@link MAX_RETRIES}; a host whose
+ * daily request budget is spent gets no more requests (its endpoints are `overBudget`). The facts of every finished
+ * probe (this pass's and those replayed), and how many this pass probed.
  */
+// long: the per-endpoint step reads as one sequence (budget, journal, probe or retry, record), kept beside its setup.
 async function probePlanned(
   deps: CrawlDeps,
   runId: string,
   planFile: PlanFile,
   options: CrawlOptions,
-): Promise<{ done: Map<string, CrawlFacts>; probed: number }> {
+  deadline: number,
+): Promise<{ done: Map<string, CrawlFacts>; probed: number; overBudget: Set<string> }> {
   const dir = join(deps.paths.work, runId);
   const journalPath = join(dir, 'probes.ndjson');
   const files = createReceiptBatches(join(dir, 'receipts'));
@@ -193,14 +250,32 @@ async function probePlanned(
     alreadyDone: endpoints.length - todo.length,
   });
   const endpointDeps: EndpointDeps = { ...deps, runId, origin: 'crawl' };
+  const budget = deps.openBudget ? await deps.openBudget(runId, listedPerHost(endpoints)) : UNLIMITED_BUDGET;
+  const overBudget = new Set<string>();
+  const retries = new Map<string, number>();
   try {
     await runPerHost(
       todo.map((endpoint) => ({ host: endpoint.host, item: endpoint })),
-      async (endpoint: PlannedEndpoint, released) => {
+      async (endpoint: PlannedEndpoint, released, later) => {
+        const tries = retries.get(endpoint.urlNorm) ?? 0;
+        if (!budget.take(endpoint.host, 1)) {
+          overBudget.add(endpoint.urlNorm);
+          return;
+        }
         // Journaled before the request leaves: after a crash this URL is never sent again.
-        await journal.append({ t: 'start', u: endpoint.urlNorm });
+        if (tries === 0) await journal.append({ t: 'start', u: endpoint.urlNorm });
         // The host takes its next request as soon as this one is answered, while this receipt is made.
-        const record = await probeEndpoint(endpointDeps, endpoint, released);
+        const record = await probeOrPutOff(endpointDeps, endpoint, released, {
+          another: () => budget.take(endpoint.host, 1),
+          retry: (ms) => {
+            if (tries >= MAX_RETRIES || ms > MAX_RETRY_AFTER_MS || deps.monotonic() + ms > deadline)
+              return false;
+            retries.set(endpoint.urlNorm, tries + 1);
+            later(ms);
+            return true;
+          },
+        });
+        if (record === null) return;
         // The file is queued (not fsynced: the journal is the durable copy, and a resume writes it again), so the
         // run keeps only the small facts in memory. The journal line carries the receipt's signed text as it is.
         await files.add(record.receipt.id, record.json);
@@ -226,11 +301,19 @@ async function probePlanned(
     throw error;
   } finally {
     await journal.close();
+    await budget.flush();
   }
   // Finalizing reads some receipt files back (the saves); a missing one stops the run before publication.
   await files.close();
   progress.finish();
-  return { done, probed: todo.length };
+  return { done, probed: todo.length - overBudget.size, overBudget };
+}
+
+/** Endpoints planned per host: each host's share of the daily budget (`crawl/host-budget.ts`). */
+function listedPerHost(endpoints: readonly PlannedEndpoint[]): Map<string, number> {
+  const listed = new Map<string, number>();
+  for (const e of endpoints) listed.set(e.host, (listed.get(e.host) ?? 0) + 1);
+  return listed;
 }
 
 /** 3 in flight for every host of the plan, within the ceiling. */
@@ -255,7 +338,7 @@ async function replay(
       t?: unknown;
       u?: unknown;
       facts?: CrawlFacts;
-      receipt?: EndpointRecord['receipt'];
+      receipt?: ProbedEndpoint['receipt'];
     };
     if (typeof record.u !== 'string') continue;
     started.add(record.u);

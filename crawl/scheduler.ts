@@ -39,7 +39,15 @@ export type ScheduleOptions = {
   burst?: number;
   /** Calls `run` later (the crawl: `setImmediate`), for {@link ScheduleOptions.burst}. */
   defer?: (run: () => void) => void;
+  /** Calls `run` after `ms` (default `setTimeout`): the end of a host's pause ({@link Later}). */
+  after?: (ms: number, run: () => void) => void;
 };
+
+/**
+ * What `work` calls instead of finishing its item when the host asked to be left alone (`Retry-After`): the item
+ * goes back to its host's queue, the host starts nothing until `ms` have passed, and the job's slot is freed.
+ */
+export type Later = (ms: number) => void;
 
 /**
  * The pacing's margin: the paced limit is this factor times the concurrency Little's law asks for (uneven packing,
@@ -54,6 +62,8 @@ type DomainState = { inFlight: number; left: number };
 type HostState<T> = {
   queue: T[];
   next: number;
+  /** Monotonic time before which the host starts nothing (a `Retry-After` pause); 0 when not paused. */
+  pausedUntil: number;
   inFlight: number;
   done: number;
   spentMs: number;
@@ -69,7 +79,7 @@ type HostState<T> = {
  */
 export function runPerHost<T>(
   jobs: Iterable<HostJob<T>>,
-  work: (item: T, released: () => void) => Promise<void>,
+  work: (item: T, released: () => void, later: Later) => Promise<void>,
   options: ScheduleOptions,
 ): Promise<void> {
   const hosts = groupByHost(jobs, options.domainOf ?? ((host: string) => host));
@@ -97,7 +107,7 @@ export function runPerHost<T>(
 
 /** The state of one {@link runPerHost} call, shared by the steps below. */
 type Run<T> = {
-  readonly work: (item: T, released: () => void) => Promise<void>;
+  readonly work: (item: T, released: () => void, later: Later) => Promise<void>;
   readonly options: ScheduleOptions;
   readonly perHost: number;
   readonly perDomain: number;
@@ -131,7 +141,7 @@ function groupByHost<T>(jobs: Iterable<HostJob<T>>, domainOf: (host: string) => 
         domain = { inFlight: 0, left: 0 };
         domains.set(name, domain);
       }
-      state = { queue: [], next: 0, inFlight: 0, done: 0, spentMs: 0, domain };
+      state = { queue: [], next: 0, pausedUntil: 0, inFlight: 0, done: 0, spentMs: 0, domain };
       hosts.set(job.host, state);
     }
     state.queue.push(job.item);
@@ -169,15 +179,42 @@ function startJob<T>(run: Run<T>, host: HostState<T>): void {
     if (run.trailing === run.concurrency - 1) dispatch(run);
     settleIfDone(run);
   };
+  const later: Later = (ms) => {
+    if (!holding) return;
+    requeue(run, host, item, ms);
+    release();
+  };
   let running: Promise<void>;
   try {
-    running = run.work(item, release);
+    running = run.work(item, release, later);
   } catch (error) {
     running = Promise.reject(error);
   }
   running.then(end, (error: unknown) => {
     run.failure ??= { error };
     end();
+  });
+}
+
+/**
+ * Puts `item` back on its host's queue and pauses the host for `ms`; a host already drained is open again. The
+ * pause ends on a timer that dispatches.
+ */
+function requeue<T>(run: Run<T>, host: HostState<T>, item: T, ms: number): void {
+  const wasOpen = host.next < host.queue.length;
+  host.queue.push(item);
+  host.domain.left++;
+  const until = run.options.now() + Math.max(0, ms);
+  host.pausedUntil = Math.max(host.pausedUntil, until);
+  if (!wasOpen && !run.open.includes(host)) {
+    run.open.push(host);
+    run.openSeen.done += host.done;
+    run.openSeen.spentMs += host.spentMs;
+  }
+  const after = run.options.after ?? ((wait: number, fn: () => void) => void setTimeout(fn, wait));
+  after(Math.max(0, ms), () => {
+    dispatch(run);
+    settleIfDone(run);
   });
 }
 
@@ -239,9 +276,11 @@ function pickHost<T>(run: Run<T>): HostState<T> | null {
   let work = 0;
   let longest = 0;
   const mean = openSeen.done === 0 ? 1 : Math.max(openSeen.spentMs / openSeen.done, 1e-3);
+  const now = run.options.now();
   for (const host of run.open) {
     const left = host.queue.length - host.next;
     if (left <= 0) continue;
+    if (host.pausedUntil > now) continue;
     const latency = host.done > 0 ? host.spentMs / host.done : mean;
     const rounds = Math.max(Math.ceil(left / perHost), Math.ceil(host.domain.left / perDomain));
     const score = rounds * latency;

@@ -9,19 +9,20 @@ import { detectShape, parseWellKnown } from '../../core/listing-pages.ts';
 import { readListingRecords } from '../../core/listings.ts';
 import { itemsNote, SOURCE_NAME, type SourceListing } from '../../core/source-listing.ts';
 import { failedSource, type SourceRead } from './_result.ts';
+import { readCircleList } from './circle-list.ts';
 import { readDiscoveryList } from './discovery-list.ts';
 import type { FetchJson } from './fetch-json.ts';
 import { readListingsFile } from './listings-file.ts';
 import { readWellKnown } from './well-known.ts';
 import { readX402scanList } from './x402scan-list.ts';
 
-export const SOURCE_KINDS = ['discovery', 'x402scan', 'well-known', 'file'] as const;
+export const SOURCE_KINDS = ['discovery', 'circle', 'x402scan', 'well-known', 'file'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
 
 /** A source to read. `auto` decides by the URL, then by the shape of the first answer. */
 export type SourceSpec = { name: string; kind: SourceKind | 'auto'; location: string };
 
-const KIND_PREFIX = /^(discovery|x402scan|well-known|file):(.+)$/;
+const KIND_PREFIX = /^(discovery|circle|x402scan|well-known|file):(.+)$/;
 
 /**
  * A `--source` argument: a URL or a file path, optionally prefixed by its kind (`x402scan:https://…`). The name
@@ -71,6 +72,8 @@ export async function readSource(fetchJson: FetchJson, spec: SourceSpec): Promis
       return readListingsFile(name, location);
     case 'discovery':
       return readDiscoveryList(fetchJson, name, location);
+    case 'circle':
+      return readCircleList(fetchJson, name, location);
     case 'x402scan':
       return readX402scanList(fetchJson, name, location);
     case 'well-known':

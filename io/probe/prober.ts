@@ -18,7 +18,7 @@ import dns from 'node:dns';
 import type { HttpMethod, ProbeOutcome, ProbeResponse } from '../../core/model.ts';
 import { type Cidr, checkAddress, checkUrl } from '../../core/ssrf.ts';
 import {
-  createBudget,
+  createTimeBudget,
   type ExchangeContext,
   type ProbeRun,
   REDIRECTS,
@@ -26,6 +26,7 @@ import {
 } from './_exchange.ts';
 import { type Connect, classifyError, createConnect } from './_http.ts';
 import { createAddressSlots, MAX_IN_FLIGHT_PER_ADDRESS } from './address-slots.ts';
+import { DEFAULT_USER_AGENT } from './user-agent.ts';
 
 export type { Connect, ConnectTarget } from './_http.ts';
 
@@ -43,13 +44,14 @@ export type ProberOptions = {
   lookup?: Lookup;
   /** Operator exemptions from the gate (`PROBE_ALLOW_CIDRS`); empty by default. */
   allow?: Cidr[];
-  /** Budget of the whole probe: DNS, connects, redirects, the 405 retry and the body. Spec §2.10: 5 s. */
+  /** Budget of the whole probe: DNS, connects, redirects, the 405 retry and the body. docs/api.md §2.10: 5 s. */
   timeoutMs?: number;
   maxBodyBytes?: number;
   /** Node's 16 KB default is too small for x402 (bazaar schemas inflate `PAYMENT-REQUIRED`, docs/x402.md §9.18). */
   maxHeaderBytes?: number;
   maxRedirects?: number;
   now?: () => Date;
+  /** The User-Agent (`io/probe/user-agent.ts`: `spotcheckUserAgent(baseUrl)`; default names Spotcheck only). */
   userAgent?: string;
   connect?: Connect;
   /**
@@ -109,7 +111,7 @@ export function createProber(options: ProberOptions = {}): Prober {
     maxHeaderSize: options.maxHeaderBytes ?? 256 * 1024,
     maxRedirects: options.maxRedirects ?? 3,
     now: options.now ?? (() => new Date()),
-    userAgent: options.userAgent ?? 'Spotcheck-Prober/0.1 (unpaid x402 pre-payment check)',
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
     connect: options.connect ?? createConnect({}, options.maxIdleConnections),
     reuseConnections: options.reuseConnections ?? false,
     slots: createAddressSlots(options.maxInFlightPerAddress ?? MAX_IN_FLIGHT_PER_ADDRESS),
@@ -144,7 +146,7 @@ async function probeWith(
   if (typeof url !== 'string' || !URL.canParse(url))
     return { kind: 'blocked', detail: 'invalid_url', ...stamp() };
   const start = new URL(url);
-  const budget = createBudget(ctx.timeoutMs);
+  const budget = createTimeBudget(ctx.timeoutMs);
   ctx.budgets.set(budget.signal, budget);
   const run: ProbeRun = { signal: budget.signal, stage: { name: 'dns' }, postBody: request.body ?? '{}' };
   try {

@@ -91,10 +91,13 @@ describe('npm run crawl (in process)', () => {
     timeout: 90_000,
   }, async () => {
     const counting = countingProber(null);
+    // A run budget shorter than server-error's Retry-After (30 s): its 503 is recorded as it came, not waited for
+    // (the retry itself: test/e2e/crawl-real-catalog.test.ts).
     const result = await runCrawl(await deps(counting.prober, dataDir), {
       resume: false,
       concurrency: 64,
       limit: null,
+      budgetMs: 20_000,
     });
     expect(result.interrupted).toBe(0);
     expect(result.total).toBe(discovery.listed.length);
@@ -184,7 +187,12 @@ describe('npm run crawl (in process)', () => {
     try {
       const first = countingProber(6);
       await expect(
-        runCrawl(await deps(first.prober, dir), { resume: false, concurrency: 4, limit: null }),
+        runCrawl(await deps(first.prober, dir), {
+          resume: false,
+          concurrency: 4,
+          limit: null,
+          budgetMs: 20_000,
+        }),
       ).rejects.toThrow('simulated crash');
       expect(await readPointer(runPaths(dir, 'crawl'))).toBeNull();
       const second = countingProber(null);
@@ -192,13 +200,19 @@ describe('npm run crawl (in process)', () => {
         resume: true,
         concurrency: 4,
         limit: null,
+        budgetMs: 20_000,
       });
       expect(result.interrupted).toBeGreaterThanOrEqual(1);
       for (const url of second.sent.keys()) expect(first.sent.has(url)).toBe(false);
       expect(first.sent.size + second.sent.size + result.interrupted).toBeGreaterThanOrEqual(result.total);
       expect((await readPointer(runPaths(dir, 'crawl')))?.run_id).toBe(result.pointer.run_id);
       await expect(
-        runCrawl(await deps(second.prober, dir), { resume: true, concurrency: 4, limit: null }),
+        runCrawl(await deps(second.prober, dir), {
+          resume: true,
+          concurrency: 4,
+          limit: null,
+          budgetMs: 20_000,
+        }),
       ).rejects.toThrow(/no unfinished crawl run/);
     } finally {
       await rm(dir, { recursive: true, force: true });

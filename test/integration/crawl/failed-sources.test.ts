@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
-import { type SourceListing, toListing } from '../../../core/source-listing.ts';
+import { parseSourceListing, type SourceListing } from '../../../core/source-listing.ts';
 import { NoSourceReadError, runCrawl } from '../../../crawl/run.ts';
 import { failedSource, type SourceRead } from '../../../crawl/sources/_result.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
@@ -52,7 +52,14 @@ function outcomeOf(url: string): ProbeOutcome {
 
 function listed(name: string, urls: string[]): SourceRead {
   const listings: SourceListing[] = urls.flatMap((url) => {
-    const made = toListing({ url, method: 'GET', option: null, priceUsd: 0.01, source: name, example: null });
+    const made = parseSourceListing({
+      url,
+      method: 'GET',
+      option: null,
+      priceUsd: 0.01,
+      source: name,
+      example: null,
+    });
     return made.ok ? [made.listing] : [];
   });
   return {

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toListing } from '../../../core/source-listing.ts';
+import { parseSourceListing } from '../../../core/source-listing.ts';
 import { parseCidrList } from '../../../core/ssrf.ts';
 import { registrableDomain } from '../../../crawl/registrable-domain.ts';
 import { PER_DOMAIN, runCrawl } from '../../../crawl/run.ts';
@@ -54,7 +54,7 @@ afterAll(async () => {
 
 function source(urls: string[]): SourceRead {
   const listings = urls.flatMap((url) => {
-    const made = toListing({ url, method: 'GET', option: null, source: 'wild', example: null });
+    const made = parseSourceListing({ url, method: 'GET', option: null, source: 'wild', example: null });
     return made.ok ? [made.listing] : [];
   });
   return { name: 'wild', listings, report: { ok: true, items: listings.length, note: '', skipped: false } };

@@ -73,6 +73,17 @@ beforeAll(async () => {
           200,
           JSON.stringify({ version: 1, resources: ['https://o.example/a', 42, `${base}/own`] }),
         );
+      case '/circle/resources': {
+        // Cursor-paged: the cursor is the next index, written opaquely; items under `data`.
+        const at = Number((url.searchParams.get('cursor') ?? 'c0').slice(1));
+        const data = Array.from({ length: TOTAL }, (_, i) => item(i)).slice(at, at + 20);
+        const next = at + 20 < TOTAL ? `c${at + 20}` : null;
+        return send(200, JSON.stringify({ data, pagination: { nextCursor: next } }));
+      }
+      case '/circle-offset/resources': {
+        const items = Array.from({ length: TOTAL }, (_, i) => item(i)).slice(offset, offset + limit);
+        return send(200, JSON.stringify({ items, pagination: { total: TOTAL } }));
+      }
       case '/five-hundred':
         return send(500, '{}');
       default:
@@ -115,6 +126,20 @@ describe('listing sources', () => {
       items: 1,
       note: expect.stringMatching(/offset 1: the answer is not JSON/),
     });
+  });
+
+  it("reads Circle's list by its cursor, and by offset when it gives none", async () => {
+    requests.length = 0;
+    const byCursor = await read(`circle:${base}/circle/resources`);
+    expect(byCursor.report).toMatchObject({ ok: true, items: TOTAL, note: `3 pages, ${TOTAL} items` });
+    expect(requests).toEqual([
+      '/circle/resources?type=http&limit=100',
+      '/circle/resources?type=http&limit=100&cursor=c20',
+      '/circle/resources?type=http&limit=100&cursor=c40',
+    ]);
+    const byOffset = await read(`circle:${base}/circle-offset/resources`);
+    expect(byOffset.report).toMatchObject({ ok: true, items: TOTAL });
+    expect(new Set(byOffset.listings.map((l) => l.urlNorm)).size).toBe(TOTAL);
   });
 
   it('reads an x402scan-style list by shape, page by page', async () => {
@@ -197,11 +222,12 @@ describe('listing sources', () => {
 });
 
 describe('data/sources.json', () => {
-  it('names the public CDP and PayAI discovery lists', async () => {
+  it("names the public CDP and PayAI discovery lists and Circle's list", async () => {
     const specs = parseSourceConfig(JSON.parse(await readFile('data/sources.json', 'utf8')));
     expect(specs.map((s) => [s.name, s.kind])).toEqual([
       ['cdp', 'discovery'],
       ['payai', 'discovery'],
+      ['circle', 'circle'],
     ]);
     expect(() =>
       parseSourceConfig({ sources: [{ name: 'Bad Name', kind: 'discovery', url: 'https://x' }] }),

@@ -106,6 +106,7 @@ describe('buildSkipPages', () => {
       'pay',
       'recheck',
       'carried',
+      'delisted',
       'check_type',
       'lists',
       'listed_in',

@@ -93,6 +93,51 @@ async function releasing(tail: number) {
 }
 
 describe('runPerHost', () => {
+  it('pauses a host that asked to be left alone (later) and runs its item again after the pause, others going on', async () => {
+    let now = 0;
+    const timers: Array<{ at: number; run: () => void }> = [];
+    const after = (ms: number, run: () => void) => void timers.push({ at: now + ms, run });
+    const log: string[] = [];
+    let asked = false;
+    const work = async (
+      item: { host: string; id: number },
+      released: () => void,
+      later: (ms: number) => void,
+    ) => {
+      log.push(`${now} ${item.host}#${item.id}`);
+      if (item.host === 'limited' && item.id === 0 && !asked) {
+        asked = true;
+        later(1000);
+        return;
+      }
+      await new Promise<void>((resolve) => timers.push({ at: now + 10, run: resolve }));
+      released();
+    };
+    const done = runPerHost(jobs({ limited: 2, other: 3 }), work, {
+      perHost: 1,
+      concurrency: 4,
+      now: () => now,
+      after,
+    });
+    let finished = false;
+    void done.then(() => {
+      finished = true;
+    });
+    for (let guard = 0; guard < 1000 && !finished; guard++) {
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      timers.sort((x, y) => x.at - y.at);
+      const next = timers.shift();
+      if (next === undefined) continue;
+      now = next.at;
+      next.run();
+    }
+    await done;
+    // `limited` starts nothing during its pause; its first item runs again once the pause is over.
+    const limited = log.filter((line) => line.includes('limited'));
+    expect(limited).toEqual(['0 limited#0', '1000 limited#1', '1010 limited#0']);
+    expect(log.filter((line) => line.includes('other'))).toEqual(['0 other#0', '10 other#1', '20 other#2']);
+  });
+
   it('runs every job once, never more than 3 per host or the global limit in flight', async () => {
     const sim = simulation(() => 10);
     const all = jobs({ a: 20, b: 7, c: 1, d: 12 });
