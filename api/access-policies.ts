@@ -97,11 +97,13 @@ export const ACCESS_POLICIES = {
         perNetwork: LIMITS.freePaymentStatusPerNetwork,
         perSite: LIMITS.freePaymentStatusPerSite,
       },
-      usedUp: 'Free payment-status checks for today are used up; this check costs USD 0.02.',
+      usedUp: `Free payment-status checks for today are used up; this check costs ${priceText(LIMITS.paymentStatusPriceAtomic)}.`,
     },
     dryRun: null,
-    bare: `Send payment_payload, tx_hash, or from with nonce. A payment-status check costs USD 0.02; ${LIMITS.freePaymentStatusPerDay} a day are free.`,
+    bare: `Send payment_payload, tx_hash, or from with nonce. A payment-status check costs ${priceText(LIMITS.paymentStatusPriceAtomic)}; ${LIMITS.freePaymentStatusPerDay} a day are free.`,
   },
+  /** `POST /v1/watches`: bought through x402 for a period, or made with an exempt or hosted key (billed as a use). */
+  watch: { offer: 'watch', keys: 'exempt-and-integrator', free: null, dryRun: null, bare: null },
   /** `GET`/`POST /v1/products/overnight-cos-pack`: always paid. */
   setupPack: { offer: 'setup-pack', keys: 'ignored', free: null, dryRun: null, bare: null },
 } as const satisfies Record<string, AccessPolicy>;

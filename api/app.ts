@@ -18,7 +18,9 @@ import { paymentStatusRoutes } from './routes/payment-status.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { setupPackRoutes } from './routes/setup-pack.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { watchRoutes } from './routes/watches.ts';
 import { serveBuiltFile, siteRoutes } from './site.ts';
+import { X402_CORS } from './x402/seller.ts';
 
 /** The API description version (docs/api.md §9.1), kept with the rules document. */
 export { API_VERSION };
@@ -69,6 +71,7 @@ export function createApp(deps: AppDeps): H3 {
   listingRoutes(app, site ? { ...deps, fromBuild: (event) => serveBuiltFile(event, site.dir) } : deps);
   integratorRoutes(app, deps);
   invoiceRoutes(app, deps);
+  watchRoutes(app, deps);
   if (deps.site) {
     badgeRoutes(app, { store: deps.store, badges: deps.site.badges, now: deps.now, siteDir: deps.site.dir });
     siteRoutes(app, deps.site.dir); // last: what no API route answers is looked up in the built site

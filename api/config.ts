@@ -17,9 +17,13 @@ export type Config = SharedConfig & {
   /** Exempt keys (`name:secret`, comma-separated); `self` names the service's own self-test client. */
   exemptKeys: Array<{ name: string; secret: string }>;
   /** `DATABASE_URL`: shared state for several instances in PostgreSQL; null keeps the embedded DuckDB. */
-  database: { url: string; poolSize: number } | null;
+  database: { url: string; poolSize: number; waitMs: number } | null;
   /** `SHUTDOWN_DEADLINE_MS`: how long a clean close after SIGTERM may take before the process exits without it. */
   shutdownDeadlineMs: number;
+  /** `IMPORT_WAIT_MS`: how long `npm run listings:import` waits for a running server to take its file. */
+  importWaitMs: number;
+  /** `WATCH_INTERVAL_S`: seconds between two probes of a watched endpoint (default 600). */
+  watchIntervalSeconds: number;
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));

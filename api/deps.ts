@@ -5,8 +5,10 @@ import type { H3Event } from 'h3';
 import type { CheckAnswerPaid } from '../core/answer-schemas.ts';
 import type { BadgeRenderer } from '../io/documents/badge-image.ts';
 import type { Jwks } from '../io/keys.ts';
+import type { WebhookPoster } from '../io/probe/webhook-post.ts';
+import type { WatchStore } from '../io/watches/port.ts';
 import type { Gate } from './access.ts';
-import type { CheckDeps } from './check.ts';
+import type { CheckDeps, PaidAccess } from './check.ts';
 import type { Hosted } from './hosted.ts';
 import type { PaidCallIntake } from './paid-call-intake.ts';
 import type { CheckParams } from './params.ts';
@@ -71,6 +73,11 @@ export type AppDeps = CheckDeps &
     paidCalls?: PaidCallIntake;
     /** The public site: live badges and the built folder (`npm run build:site`); absent in API-only tests. */
     site?: SiteDeps;
+    /** Watches (api/routes/watches.ts); absent where an app is built without them (tests of other routes). */
+    watches?: WatchDeps;
   };
+
+/** What the watch routes need: the store, the SSRF gate of URLs (the webhook poster's), the probe interval. */
+export type WatchDeps = { store: WatchStore; poster: WebhookPoster; intervalSeconds: number };
 
 export type SiteDeps = { badges: BadgeRenderer; dir: string };

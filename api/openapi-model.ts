@@ -7,7 +7,7 @@ import type * as v from 'valibot';
 import type { OfferName } from './x402/offers.ts';
 
 export type Operation = {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** OpenAPI path template. */
   path: string;
   operationId: string;
@@ -16,6 +16,10 @@ export type Operation = {
   /** Query parameters (GET) or the JSON body (POST). */
   input?: v.GenericSchema;
   pathParameter?: { name: string; description: string; pattern: string };
+  /** Required request headers that are not security schemes (a watch's `x-watch-token`). */
+  headerParameters?: ReadonlyArray<{ name: string; description: string; pattern: string }>;
+  /** The success status when it is not 200 (a created resource: 201). */
+  success?: 201;
   /** Optional query parameters that are not the input (a POST's body is its input). */
   queryParameters?: ReadonlyArray<{ name: string; description: string; pattern: string }>;
   /** The JSON answer; absent when the answer is not JSON (`media`). */
@@ -24,6 +28,8 @@ export type Operation = {
   media?: string;
   /** Served from the built site (`npm run build:site`): a 404 may be the site's HTML page for a browser. */
   fromSite?: boolean;
+  /** A browser (its `Accept` prefers `text/html`) gets the answer as the site's page (`api/html-pages.ts`). */
+  html?: true;
   /** Error statuses and the codes each may carry. */
   errors: Record<number, string>;
   /** What a paid call buys: a fixed-price x402 offer, or an invoice, priced at its own total. */

@@ -29,6 +29,7 @@ import { SENT_CHALLENGE_CODES } from '../core/sent-challenge.ts';
 import { HOSTED_OPERATIONS } from './openapi-hosted.ts';
 import { LISTING_OPERATIONS } from './openapi-listings.ts';
 import { codes, KEY_401, type Operation, PAID_502 } from './openapi-model.ts';
+import { WATCH_OPERATIONS } from './openapi-watches.ts';
 
 const CHECK_400 = codes(
   'missing_url',
@@ -178,6 +179,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The latest receipt for an endpoint URL.',
     input: ReceiptByUrlQuerySchema,
     answer: ReceiptSchema,
+    html: true,
     errors: { 400: codes('missing_url', 'bad_url', 'bad_method'), 404: codes('receipt_not_found') },
   },
   {
@@ -185,8 +187,15 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/v1/receipts/{receipt_id}',
     operationId: 'receipt',
     summary: 'One signed receipt, free to read.',
-    pathParameter: { name: 'receipt_id', description: 'sc-… or ps-…', pattern: '^(?:sc|ps)-[a-z2-7]{26}$' },
+    description:
+      'A browser (Accept preferring text/html) gets the receipt as its page; with `.json` after the id, always the JSON.',
+    pathParameter: {
+      name: 'receipt_id',
+      description: 'sc-… or ps-…, optionally followed by .json',
+      pattern: '^(?:sc|ps)-[a-z2-7]{26}(?:\\.json)?$',
+    },
     answer: ReceiptSchema,
+    html: true,
     errors: { 404: codes('receipt_not_found') },
   },
   ...LISTING_OPERATIONS,

@@ -1,5 +1,5 @@
 /**
- * `GET /openapi.json` (docs/api.md §4, §9.1): OpenAPI 3.1, version 0.42.1, generated from the operations table
+ * `GET /openapi.json` (docs/api.md §4, §9.1): OpenAPI 3.1, version 0.43.0, generated from the operations table
  * (`openapi-operations.ts`) and its valibot schemas. The lookup route is declared without security (docs/api.md §5.1);
  * the check and payment status accept service keys (`Authorization: Bearer` or `x-service-key`, docs/api.md §5.4) and
  * stay callable without one; the integrator's account and invoices require one. Each operation that sells through
@@ -16,7 +16,7 @@ import { MCP_PATH } from './mcp/route.ts';
 import { mcpPathItem } from './openapi-mcp.ts';
 import { DATABASE_503, ERROR_REF, JSON_TYPE, type Operation } from './openapi-model.ts';
 import { OPERATIONS } from './openapi-operations.ts';
-import { offerFor } from './x402/offers.ts';
+import { offerPriceAtomic } from './x402/offers.ts';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -42,7 +42,7 @@ export function openApiRoutes(app: H3, baseUrl: string, apiVersion: string): voi
 export function openApiDocument(baseUrl: string, apiVersion: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of OPERATIONS) {
-    paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation, baseUrl) };
+    paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation) };
   }
   paths[MCP_PATH] = mcpPathItem();
   paths[OPENAPI_PATH] = {
@@ -90,8 +90,8 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
   };
 }
 
-function describe(operation: Operation, baseUrl: string): Record<string, unknown> {
-  const responses: Record<string, unknown> = { 200: answerOf(operation) };
+function describe(operation: Operation): Record<string, unknown> {
+  const responses: Record<string, unknown> = { [operation.success ?? 200]: answerOf(operation) };
   if (operation.offer) {
     responses[402] = {
       description: operation.freeQuota
@@ -116,8 +116,8 @@ function describe(operation: Operation, baseUrl: string): Record<string, unknown
     errors[503] = errors[503] ? `${errors[503]} Or ${DATABASE_503}` : DATABASE_503;
   }
   for (const [status, text] of Object.entries(errors)) {
-    const content: Record<string, unknown> = { [JSON_TYPE]: { schema: ERROR_REF } };
-    if (operation.fromSite && status === '404') content['text/html'] = { schema: { type: 'string' } };
+    // A browser gets every error as a page with the same status and code (`api/html-pages.ts`).
+    const content: Record<string, unknown> = { [JSON_TYPE]: { schema: ERROR_REF }, 'text/html': HTML_PAGE };
     responses[status] = {
       description: text,
       content,
@@ -140,7 +140,7 @@ function describe(operation: Operation, baseUrl: string): Record<string, unknown
     security: SECURITY[operation.keys ?? 'none'],
     ...inputOf(operation),
     responses,
-    ...(operation.offer ? { 'x-payment-info': paymentInfo(operation.offer, baseUrl) } : {}),
+    ...(operation.offer ? { 'x-payment-info': paymentInfo(operation.offer) } : {}),
   };
 }
 
@@ -149,6 +149,7 @@ function answerOf(operation: Operation): Record<string, unknown> {
   const content = operation.answer
     ? { [JSON_TYPE]: { schema: jsonSchemaOf(operation.answer) } }
     : { [operation.media ?? 'application/octet-stream']: { schema: mediaSchema(operation.media) } };
+  if (operation.html) Object.assign(content, { 'text/html': HTML_PAGE });
   const headers: Record<string, unknown> = {
     ...(operation.offer
       ? { 'PAYMENT-RESPONSE': header('Base64 JSON settlement of a paid call (x402 v2).') }
@@ -161,6 +162,11 @@ function answerOf(operation: Operation): Record<string, unknown> {
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
   };
 }
+
+/** What a browser gets instead of JSON where `Accept` prefers HTML. */
+const HTML_PAGE = {
+  schema: { type: 'string', description: 'The page a browser gets (Accept preferring text/html).' },
+};
 
 /** Text media are strings; images and PDFs are bytes (OpenAPI 3.1: a binary body has no type). */
 function mediaSchema(media: string | undefined): Record<string, unknown> {
@@ -177,6 +183,9 @@ function inputOf(operation: Operation): Record<string, unknown> {
   }
   for (const { name, description, pattern } of operation.queryParameters ?? []) {
     parameters.push({ name, in: 'query', required: false, description, schema: { type: 'string', pattern } });
+  }
+  for (const { name, description, pattern } of operation.headerParameters ?? []) {
+    parameters.push({ name, in: 'header', required: true, description, schema: { type: 'string', pattern } });
   }
   if (operation.input && operation.method === 'post') {
     return {
@@ -204,7 +213,7 @@ function inputOf(operation: Operation): Record<string, unknown> {
  * `x-payment-info` of an offer: the x402scan fields, plus the terms a buyer will see in the 402. An invoice has no
  * one price: each is sold at its own total, which only its 402 states (x402scan's `pricingMode: "quote"`).
  */
-function paymentInfo(name: NonNullable<Operation['offer']>, baseUrl: string): Record<string, unknown> {
+function paymentInfo(name: NonNullable<Operation['offer']>): Record<string, unknown> {
   const terms = { currency: 'USD', scheme: 'exact', network: BASE, asset: BASE_USDC };
   if (name === 'invoice') {
     return {
@@ -215,13 +224,13 @@ function paymentInfo(name: NonNullable<Operation['offer']>, baseUrl: string): Re
         "The invoice's total, in USDC on Base to the service wallet; the 402 states the exact amount.",
     };
   }
-  const offer = offerFor(name, baseUrl);
+  const priceAtomic = offerPriceAtomic(name);
   return {
     protocols: ['x402'],
     pricingMode: 'fixed',
-    price: String(atomicToUsd(offer.priceAtomic, 6)),
+    price: String(atomicToUsd(priceAtomic, 6)),
     ...terms,
-    amount: offer.priceAtomic,
+    amount: priceAtomic,
   };
 }
 

@@ -18,12 +18,16 @@ import { dataPaths } from '../io/data-paths.ts';
 import { createBadgeRenderer } from '../io/documents/badge-image.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
-import { createProber, type Lookup, PROBE_BUDGET_MS } from '../io/probe/prober.ts';
+import { createProbeCache } from '../io/probe/probe-cache.ts';
+import { createProber, type Lookup, PROBE_BUDGET_MS, type Prober } from '../io/probe/prober.ts';
+import { spotcheckUserAgent } from '../io/probe/user-agent.ts';
+import { createWebhookPoster, type WebhookPoster } from '../io/probe/webhook-post.ts';
 import { pooledRandom } from '../io/random-pool.ts';
+import { createReceiptBodies } from '../io/receipts/bodies.ts';
 import type { ReceiptFileWriter } from '../io/receipts/file-writer.ts';
 import { createJournal, type Journal } from '../io/receipts/journal.ts';
 import { createLedger, type Ledger } from '../io/receipts/ledger.ts';
-import { watchPublishedRuns } from '../io/runs/ingest.ts';
+import { type RunDelisting, watchPublishedRuns } from '../io/runs/ingest.ts';
 import { runPaths } from '../io/runs/paths.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
 import { createApp } from './app.ts';
@@ -35,8 +39,10 @@ import { OPERATOR_INBOX_PREFIX } from './operator.ts';
 import { createPaidCallIntake } from './paid-call-intake.ts';
 import { CHAIN_TIMEOUT_MS, type ChainReaderLike, chainReaderFromUrls } from './payment-status.ts';
 import { recoverWithQuota } from './quota-use.ts';
+import { createReputationLookup } from './reputation-lookup.ts';
 import { createSales } from './sales.ts';
 import { openState, type ServiceState } from './state.ts';
+import { createWatcher, type Watcher } from './watcher.ts';
 import { createSeller, type Seller } from './x402/seller.ts';
 
 export type Service = {
@@ -47,6 +53,8 @@ export type Service = {
   drainInbox(): Promise<void>;
   /** Takes in a newly published crawl run now (tests; the server also polls every 2 s). */
   takeInRuns(): Promise<void>;
+  /** The watcher running in the background (its passes can also be run at once: tests). */
+  watcher: Watcher;
   close(): Promise<void>;
 };
 
@@ -62,6 +70,10 @@ export type ServiceOverrides = {
   fsync?: boolean;
   /** Writes the receipt files (default: the ledger's background writer into `DATA_DIR/receipts`). */
   receiptFiles?: ReceiptFileWriter;
+  /** Posts webhooks (default: through the SSRF gate with `PROBE_ALLOW_CIDRS`, `io/probe/webhook-post.ts`). */
+  webhookPoster?: WebhookPoster;
+  /** The watcher's pause between passes (default: a quarter of WATCH_INTERVAL_S, at most 1 s). */
+  watchTickMs?: number;
 };
 
 /** Builds the service over `DATA_DIR` and recovers its state from the journal. */
@@ -91,19 +103,24 @@ export async function createService(config: Config, overrides: ServiceOverrides 
   const inbox = watchInbox(paths.inbox, (name, content) =>
     name.startsWith(OPERATOR_INBOX_PREFIX) ? hosted.apply(content) : listings(name, content),
   );
+  // Started before the first crawl round, so a run taken in at start-up already tells the watches what it delisted.
+  const watcher = startWatcher(config, overrides, deps, { ...records, now });
   const crawlRuns = watchPublishedRuns({
     store: state.store,
     paths: deps.runs.crawl,
     log: (line) => console.error(`[spotcheck] [crawl] ${line}`),
+    onDelisted: (delisted) => tellWatchesDelisted(watcher, delisted),
   });
   await crawlRuns.poll();
   return {
+    watcher,
     app: createApp(deps),
     deps,
     serviceWallet,
     drainInbox: () => inbox.drain(),
     takeInRuns: () => crawlRuns.poll(),
     async close() {
+      await watcher.stop();
       crawlRuns.stop();
       await crawlRuns.poll();
       await inbox.stop();
@@ -111,6 +128,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
       await hosted.close();
       await journal.close();
       await state.store.close();
+      await state.watches.close();
       await state.close();
     },
   };
@@ -208,6 +226,48 @@ async function appDeps(
     }),
     site: { badges: await createBadgeRenderer(), dir: paths.site },
   };
+}
+
+/** `delisted` events for the watches of each endpoint a crawl run delisted (docs/api.md "Watches"). */
+async function tellWatchesDelisted(watcher: Watcher, delisted: RunDelisting[]): Promise<void> {
+  for (const entry of delisted) {
+    await watcher.delisted(entry.url, entry.method, {
+      run_id: entry.runId,
+      source_list: entry.sourceList,
+      delisted_at: entry.delistedAt,
+    });
+  }
+}
+
+/** Wires watches into `deps` (routes) and starts the watcher over the same check, ledger and key. */
+function startWatcher(
+  config: Config,
+  overrides: ServiceOverrides,
+  deps: AppDeps,
+  parts: Records & { now: () => Date },
+): Watcher {
+  const poster =
+    overrides.webhookPoster ??
+    createWebhookPoster({
+      allow: parseCidrList(config.probeAllowCidrs),
+      userAgent: spotcheckUserAgent(config.baseUrl),
+      ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
+    });
+  deps.watches = { store: parts.state.watches, poster, intervalSeconds: config.watchIntervalSeconds };
+  const watcher = createWatcher({
+    store: parts.state.watches,
+    check: deps,
+    signer: () => parts.keys.signer,
+    baseUrl: config.baseUrl,
+    random: deps.random,
+    intervalSeconds: config.watchIntervalSeconds,
+    jitter: Math.random,
+    log: (line) => console.error(`[spotcheck] [watches] ${line}`),
+    poster,
+    ...(overrides.watchTickMs === undefined ? {} : { tickMs: overrides.watchTickMs }),
+  });
+  watcher.start();
+  return watcher;
 }
 
 /** The live check's prober: the SSRF gate with the operator's exemptions, connections kept per approved address. */

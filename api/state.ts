@@ -22,7 +22,12 @@ import { openPostgresReplayGuard } from '../io/replay/postgres.ts';
 import { openDuckDbStore } from '../io/store/duckdb.ts';
 import type { Store } from '../io/store/port.ts';
 import { connectPostgres, postgresStore } from '../io/store/postgres.ts';
-import { postgresTasks, type SharedTasks } from '../io/tasks/postgres.ts';
+import { memoryTasks } from '../io/tasks/memory.ts';
+import type { PublishedTasks } from '../io/tasks/port.ts';
+import { postgresTasks } from '../io/tasks/postgres.ts';
+import { openDuckDbWatchStore } from '../io/watches/duckdb.ts';
+import type { WatchStore } from '../io/watches/port.ts';
+import { postgresWatchStore } from '../io/watches/postgres.ts';
 import type { Config } from './config.ts';
 import type { SharedHosted } from './hosted.ts';
 
@@ -37,10 +42,12 @@ export type ServiceState = {
   sharedHosted?: SharedHosted;
   /** The seller's replay guard when shared; undefined keeps the seller's in-memory one. */
   replayGuard?: ReplayGuard;
-  /** Tasks of known-answer runs, shared by every instance; undefined when embedded. */
-  sharedTasks?: SharedTasks;
+  /** Tasks of known-answer runs: this process's when embedded, every instance's in PostgreSQL. */
+  tasks: PublishedTasks;
   /** The ledger's wait for a receipt's commit in the shared store; undefined when embedded. */
   committed?: (receiptId: string) => Promise<void>;
+  /** Watches, their schedule, events and outbox: a DuckDB file of their own when embedded, else PostgreSQL. */
+  watches: WatchStore;
   /** Ends the database pool, after every part over it is closed. */
   close(): Promise<void>;
 };
@@ -65,6 +72,8 @@ export async function openState(
       quota: quotaPort(quota),
       journaledQuota: quota,
       integrators: await openIntegratorStore(paths.integrators),
+      tasks: memoryTasks(),
+      watches: await openDuckDbWatchStore(paths.watches),
       close: async () => {},
     };
   }
@@ -94,9 +103,10 @@ export async function openState(
         }),
         watch: (onChange) => watchIntegrators(sql, onChange),
       },
-      replayGuard: await openPostgresReplayGuard(sql, now),
-      sharedTasks: boundedPort(postgresTasks(sql), ['publish', 'list']),
+      replayGuard: await openPostgresReplayGuard(sql, now, waitMs),
+      tasks: boundedPort(postgresTasks(sql), ['publish', 'list'], waitMs),
       committed: (id) => store.committed(id),
+      watches: boundedPort(postgresWatchStore(sql), WATCH_WAITS, waitMs),
       close: () => sql.end({ timeout: 5 }),
     };
   } catch (error) {
@@ -142,3 +152,6 @@ const INTEGRATOR_WAITS = [
   'markInvoiceRun',
   'invoiceRuns',
 ] as const;
+
+/** The watch store's calls a request makes (the watcher's background passes are not bounded). */
+const WATCH_WAITS = ['createWatch', 'watch', 'setStatus', 'events', 'watchesOfIntegrator'] as const;

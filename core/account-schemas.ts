@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot';
 import { AccessSchema } from './answer-schemas.ts';
+import { WatchAnswerSchema } from './watch-schemas.ts';
 
 const text = v.string();
 const nullableText = v.nullable(v.string());
@@ -55,6 +56,10 @@ export const IntegratorAccountSchema = v.looseObject({
         }),
       ),
     }),
+  ),
+  watches: v.pipe(
+    v.array(WatchAnswerSchema),
+    v.description('The watches made with your keys, newest first (never their tokens).'),
   ),
 });
 

@@ -28,3 +28,35 @@ export const LIMITS = {
   /** Atomic USDC: USD 9. */
   setupPackPriceAtomic: '9000000',
 } as const;
+
+/**
+ * Watches (docs/api.md "Watches"; docs/decisions.md "Watches"): what one costs and for how long, how often its
+ * endpoint is probed, when it counts as down, and how long a webhook is retried.
+ */
+export const WATCH_LIMITS = {
+  /** Atomic USDC: USD 1 buys one watch for `periodDays`. */
+  priceAtomic: '1000000',
+  periodDays: 30,
+  /** Default probe interval (`WATCH_INTERVAL_S`). */
+  intervalSeconds: 600,
+  /** Consecutive failed probes before `down`. */
+  downAfter: 3,
+  /** `watch_expiring` is sent this long before a watch ends. */
+  expiringNoticeHours: 72,
+  /** Webhook retries: first delay, longest delay, and how long they go on before the watch is paused. */
+  retryBaseSeconds: 10,
+  retryCapSeconds: 3600,
+  retryHours: 24,
+  /** Deliveries in flight to one receiver host at once. */
+  deliveriesPerReceiver: 4,
+  /** Probes in flight to one host at once, as in the crawl. */
+  probesPerHost: 3,
+} as const;
+
+/**
+ * A price as the service writes it for people, from its atomic USDC amount.
+ * @example priceText(LIMITS.checkPriceAtomic) // 'USD 0.02'; priceText(LIMITS.setupPackPriceAtomic) // 'USD 9'
+ */
+export function priceText(atomic: string): string {
+  return `USD ${atomicToUsdText(atomic)}`;
+}

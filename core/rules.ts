@@ -157,7 +157,20 @@ export function rulesDocument() {
     crawl_method: CRAWL_METHOD,
     public_state: PUBLIC_STATE_RULE,
     listing_disputes: LISTING_DISPUTE_RULE,
+    // Why a listing never reached its paywall, why its terms give no price, and how the crawl stays welcome.
+    probe_states: probeStateRules(),
+    listing_notes: listingNoteRules(),
+    politeness: POLITENESS_RULES,
     known_answers: KNOWN_ANSWER_RULES,
+    // Which services a skip of a check naming a task offers instead (docs/api.md §2.1 `alternatives`).
+    alternatives: ALTERNATIVES_RULES,
+    // Watches (docs/api.md §6): price and period, probe interval, when an endpoint is down, webhook retries.
+    watches: {
+      ...snakeKeys(WATCH_LIMITS),
+      price_usd: Number(atomicToUsdText(WATCH_LIMITS.priceAtomic)),
+      public_state:
+        'A watch probe is a live check: one whose watch names no pay_to, network or claimed_price counts toward the URL’s public state like a crawl probe; one with expectations does not. A probe whose terms and verdict did not change writes no receipt.',
+    },
   };
 }
 

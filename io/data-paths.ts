@@ -14,9 +14,11 @@ export function dataPaths(dataDir: string) {
     inbox: join(dataDir, 'inbox'),
     /** The ledger's index checkpoint. */
     checkpoint: join(dataDir, 'index-checkpoint.json'),
-    /** Hosted mode's integrators, keys, usage snapshot and invoices (its own file: `io/integrators/port.ts`). */
+    /** Hosted mode's integrators, keys, usage snapshot and invoices (its own file: `io/integrators/duckdb.ts`). */
     integrators: join(dataDir, 'integrators.duckdb'),
     invoices: join(dataDir, 'invoices'),
+    /** Watches, their schedule, events and webhook outbox when embedded (its own file: `io/watches/duckdb.ts`). */
+    watches: join(dataDir, 'watches.duckdb'),
     /** The built public site (`npm run build:site`), served from the same origin as the API. */
     site: join(dataDir, 'site'),
   };

@@ -4,8 +4,10 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as v from 'valibot';
+import { receiptUrlOf } from '../../core/receipt.ts';
 import { ReceiptRequestSchema, VerifyReceiptRequestSchema } from '../../core/request-schemas.ts';
 import { rulesDocument } from '../../core/rules.ts';
+import { WatchEventsRequestSchema } from '../../core/watch-schemas.ts';
 import { verifyReceipt } from '../../verify/verify.ts';
 import {
   type Caller,
@@ -24,6 +26,7 @@ export type CallContext = { fetch: Fetch; origin: string; caller: Caller };
 
 const CHECK = '/v1/products/endpoint-spot-check';
 const PAYMENT_STATUS = '/v1/products/payment-status';
+const WATCHES = '/v1/watches';
 
 /**
  * Runs tool `name` with `args`; `payment` is `params._meta["x402/payment"]` when the caller sent one. A call that
@@ -85,7 +88,33 @@ async function runTool(
       return verify(args, route, context.origin);
     case 'get_rules':
       return rules();
+    case 'create_watch':
+      return toolResultOf(await route({ method: 'POST', path: WATCHES, body: args, hosted: true }, payment));
+    case 'watch_events':
+      return watchEvents(args, route);
   }
+}
+
+/** `watch_events`: the events route of the watch, with its token as the header the route reads. */
+async function watchEvents(
+  args: Record<string, unknown>,
+  route: (call: RouteCall) => Promise<Response>,
+): Promise<CallToolResult> {
+  const parsed = v.safeParse(WatchEventsRequestSchema, args);
+  if (!parsed.success)
+    return badArguments('Send watch_id (wa-…) and token, and optionally limit and before.');
+  const { watch_id: id, token, limit, before } = parsed.output;
+  const query: Record<string, string> = {};
+  if (limit !== undefined) query.limit = String(limit);
+  if (before !== undefined) query.before = before;
+  return toolResultOf(
+    await route({
+      method: 'GET',
+      path: `${WATCHES}/${id}/events`,
+      query,
+      headers: { 'x-watch-token': token },
+    }),
+  );
 }
 
 async function verify(
@@ -127,8 +156,9 @@ function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name);
 }
 
+/** The receipt route's path for `id`: the one URL template with an empty origin, the id encoded. */
 function receiptPath(id: string): string {
-  return `/v1/receipts/${encodeURIComponent(id)}`;
+  return receiptUrlOf('', encodeURIComponent(id));
 }
 
 /** Tool arguments as query parameters: strings, finite numbers and booleans; null when anything else is sent. */

@@ -44,6 +44,8 @@ export type RouteCall = {
   hosted?: boolean;
   query?: Record<string, string>;
   body?: Record<string, unknown>;
+  /** Headers of the call itself (a watch's `x-watch-token`), set after those carried from the MCP request. */
+  headers?: Record<string, string>;
 };
 
 /** Answers a web `Request` the way the app does (`app.fetch`). */
@@ -68,6 +70,7 @@ export function callRoute(
     if (value !== null && (call.hosted === true || !isIntegratorHeader(name, value)))
       headers.set(name, value);
   }
+  for (const [name, value] of Object.entries(call.headers ?? {})) headers.set(name, value);
   if (payment !== undefined) headers.set('payment-signature', paymentHeader(payment));
   let body: string | undefined;
   if (call.method === 'POST') {

@@ -15,7 +15,7 @@ import {
   TasksAnswerSchema,
   VerifyAnswerSchema,
 } from '../../core/answer-schemas.ts';
-import { LIMITS, priceText } from '../../core/limits.ts';
+import { LIMITS, priceText, WATCH_LIMITS } from '../../core/limits.ts';
 import { Rules } from '../../core/published-schemas.ts';
 import {
   CheckInputSchema,
@@ -24,6 +24,12 @@ import {
   ReceiptRequestSchema,
   VerifyReceiptRequestSchema,
 } from '../../core/request-schemas.ts';
+import { WatchInputSchema } from '../../core/watch-input.ts';
+import {
+  WatchCreatedSchema,
+  WatchEventsPageSchema,
+  WatchEventsRequestSchema,
+} from '../../core/watch-schemas.ts';
 import { type JsonSchema, jsonSchemaOf } from '../json-schema.ts';
 
 /** The tool names, in the order `tools/list` gives them. */
@@ -35,6 +41,8 @@ export const TOOL_NAMES = [
   'get_receipt',
   'verify_receipt',
   'get_rules',
+  'create_watch',
+  'watch_events',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -62,7 +70,8 @@ const SPECS: Record<ToolName, ToolSpec> = {
       "(claimed_price, pay_to) so a changed price or wallet is caught. Only sign the payment in the answer's " +
       '`payment` object, and only when verdict is pay. When you already hold the 402 you are about to pay, send it ' +
       'as payment_required (and the option you chose as selected_requirement): the verdict is then on exactly that ' +
-      'requirement, and payment_terms_sha256 is its hash. Never pays the target. ' +
+      'requirement, and payment_terms_sha256 is its hash. Name the task (from list_tasks) and a skip also lists up to ' +
+      'three alternatives of that task within claimed_price, ranked as lookup ranks them. Never pays the target. ' +
       `Free: ${LIMITS.freeChecksPerDay} checks a day per client (mode dry-run: ${LIMITS.dryRunsPerDay}, never an ` +
       `approval); the free answer is the short form, a paid check (${PRICE}) adds the payment object, quality, ` +
       `reputation and history. ${PAYING}`,
@@ -124,6 +133,31 @@ const SPECS: Record<ToolName, ToolSpec> = {
       'and the limits. Free.',
     input: null,
     output: Rules,
+    paid: false,
+  },
+  create_watch: {
+    description:
+      'Keep watching an x402 endpoint you pay repeatedly: Spotcheck probes it every few minutes and records a ' +
+      'signed event when its verdict or payment terms (price, wallet, network, asset) change, when it goes down ' +
+      'or recovers, or when no catalog lists it any more; each event is also POSTed to webhook_url when given ' +
+      '(Standard Webhooks headers, v1a Ed25519 signature checkable with /.well-known/jwks.json). Pass the wallet, ' +
+      'network and price you expect (pay_to, network, claimed_price) to be told when the verdict turns skip. The ' +
+      'answer holds the watch id and its management token, shown only this once: keep it to read events with ' +
+      `watch_events. A watch costs ${priceText(WATCH_LIMITS.priceAtomic)} in USDC on Base for ` +
+      `${WATCH_LIMITS.periodDays} days (isError with an x402 PaymentRequired; pay it by calling again with the ` +
+      'signed PaymentPayload in params._meta["x402/payment"]), or is made with a hosted or exempt service key ' +
+      'sent in the Authorization or x-service-key header of the MCP request.',
+    input: WatchInputSchema,
+    output: WatchCreatedSchema,
+    paid: true,
+  },
+  watch_events: {
+    description:
+      "A watch's signed events, newest first (terms_changed, verdict_changed, down, recovered, delisted, " +
+      'watch_expiring, and watch_paused or watch_stopped when its webhook kept failing or answered 410). Needs the ' +
+      'watch id and the token create_watch answered; next is the before of the following page. Free.',
+    input: WatchEventsRequestSchema,
+    output: WatchEventsPageSchema,
     paid: false,
   },
 };

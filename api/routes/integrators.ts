@@ -10,14 +10,22 @@ import { amountDue, bandCounts, utcMonth } from '../../core/hosted.ts';
 import type { AppDeps } from '../deps.ts';
 import { type Hosted, type HostedCaller, requireHostedCaller } from '../hosted.ts';
 import { paymentOf } from './invoices.ts';
+import { watchView } from './watches.ts';
 
 /** Registers the integrator routes. */
 export function integratorRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/integrators/me', async (event) => {
     const { hosted, caller } = requireHostedCaller(event, deps.hosted);
     event.res.headers.set('cache-control', 'no-store');
-    return account(hosted, caller, utcMonth(deps.now()), deps.baseUrl, deps.now);
+    const answer = await account(hosted, caller, utcMonth(deps.now()), deps.baseUrl, deps.now);
+    return { ...answer, watches: await watchesOf(deps, caller) };
   });
+}
+
+/** The watches the integrator made with its keys (docs/api.md "Watches"), newest first; none without a watch store. */
+async function watchesOf(deps: AppDeps, caller: HostedCaller) {
+  const rows = (await deps.watches?.store.watchesOfIntegrator(caller.integrator.id)) ?? [];
+  return rows.map((row) => watchView(deps, row));
 }
 
 const usd = (atomic: bigint) => ({ atomic: atomic.toString(), usd: atomicToUsdText(atomic.toString()) });

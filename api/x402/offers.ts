@@ -1,15 +1,18 @@
 /**
- * The service's own paid offers, as data (docs/api.md §4, §8): price in atomic USDC, path, the methods each path
- * accepts, and a bazaar discovery declaration per method (query parameters for GET, a JSON body for POST) with
- * an output example, so crawlers can index the routes (docs/x402.md §6.1, §9 item 7).
+ * The service's own paid offers, as data (docs/api.md §4, §8): price in atomic USDC (from `core/limits.ts`), path,
+ * the methods each path accepts, and a bazaar discovery declaration per method (query parameters for GET, a JSON
+ * body for POST) with an output example, so crawlers can index the routes (docs/x402.md §6.1, §9 item 7).
  */
+import { atomicToUsdText } from '../../core/amount.ts';
+import { LIMITS, WATCH_LIMITS } from '../../core/limits.ts';
 import { BASE, BASE_USDC } from '../../core/networks.ts';
 import { CheckInputSchema, LookupInputSchema, PaymentStatusInputSchema } from '../../core/request-schemas.ts';
+import { WatchInputSchema } from '../../core/watch-input.ts';
 import { propertiesOf } from '../json-schema.ts';
 import type { Offer } from './_types.ts';
 
 /** The names of the offers; `offerFor` takes one. */
-export const OFFER_NAMES = ['check', 'lookup', 'payment-status', 'setup-pack'] as const;
+export const OFFER_NAMES = ['check', 'lookup', 'payment-status', 'setup-pack', 'watch'] as const;
 export type OfferName = (typeof OFFER_NAMES)[number];
 export type OfferMethod = 'GET' | 'POST';
 
@@ -92,7 +95,17 @@ const packOutput = {
       content_base64: '…',
     },
   },
-  access: { ...paid, charged_usd: '9' },
+  access: { ...paid, charged_usd: atomicToUsdText(LIMITS.setupPackPriceAtomic) },
+};
+
+const watchOutput = {
+  id: 'wa-3f9c2e1b7a6d5c4b3a2f1e0d9c8b7a69',
+  token: 'wt_…',
+  url: 'https://api.example.com/v1/forecast',
+  method: 'GET',
+  status: 'active',
+  expires_at: '2026-12-24T10:00:00.000Z',
+  access: { ...paid, charged_usd: atomicToUsdText(WATCH_LIMITS.priceAtomic) },
 };
 
 const OFFERS: Record<OfferName, OfferSpec> = {
@@ -145,9 +158,29 @@ const OFFERS: Record<OfferName, OfferSpec> = {
       },
     },
   },
+  watch: {
+    path: '/v1/watches',
+    priceAtomic: WATCH_LIMITS.priceAtomic,
+    description: `Watch an x402 endpoint for ${WATCH_LIMITS.periodDays} days: probed every 10 minutes, a signed webhook when its terms or verdict change.`,
+    discovery: {
+      POST: {
+        bodyType: 'json',
+        input: {
+          url: 'https://api.example.com/v1/forecast',
+          webhook_url: 'https://hooks.example.com/spotcheck',
+        },
+        inputSchema: {
+          type: 'object',
+          properties: propertiesOf(WatchInputSchema).properties,
+          required: ['url'],
+        },
+        output: { example: watchOutput },
+      },
+    },
+  },
   'setup-pack': {
     path: '/v1/products/overnight-cos-pack',
-    priceAtomic: '9000000',
+    priceAtomic: LIMITS.setupPackPriceAtomic,
     description:
       'Setup pack for agents buying x402 services overnight: prompts, an HTML report template, a PDF guide.',
     discovery: {

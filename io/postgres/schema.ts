@@ -110,6 +110,34 @@ UPDATE listings SET host = substring(url_norm from '://([^/?]*)');
 CREATE INDEX listings_by_host ON listings (host);
 `,
   },
+  {
+    version: 7,
+    name: 'watches: the watches, the schedule of their endpoints, their signed events and the webhook outbox',
+    // Due endpoints and deliveries are leased with FOR UPDATE SKIP LOCKED (io/watches/postgres.ts); times the
+    // leases compare are epoch milliseconds.
+    sql: `
+CREATE TABLE watches (
+  id TEXT PRIMARY KEY, token_hash TEXT NOT NULL, url TEXT NOT NULL, url_norm TEXT NOT NULL, method TEXT NOT NULL,
+  pay_to TEXT, network TEXT, claimed_price TEXT, webhook_url TEXT, events TEXT NOT NULL, owner TEXT NOT NULL,
+  owner_key TEXT, created_at TEXT NOT NULL, expires_at BIGINT NOT NULL, status TEXT NOT NULL,
+  expiring_sent BOOLEAN NOT NULL);
+CREATE INDEX watches_by_endpoint ON watches (url, method) WHERE status = 'active';
+CREATE INDEX watches_by_owner ON watches (owner_key) WHERE owner_key IS NOT NULL;
+CREATE TABLE watch_endpoints (
+  url TEXT NOT NULL, method TEXT NOT NULL, next_due BIGINT NOT NULL, lease_until BIGINT NOT NULL, states TEXT,
+  PRIMARY KEY (url, method));
+CREATE INDEX watch_endpoints_due ON watch_endpoints (next_due);
+CREATE TABLE watch_events (
+  seq BIGSERIAL, id TEXT PRIMARY KEY, watch_id TEXT NOT NULL, event TEXT NOT NULL, occurred_at TEXT NOT NULL,
+  body TEXT NOT NULL);
+CREATE INDEX watch_events_by_watch ON watch_events (watch_id, seq DESC);
+CREATE TABLE watch_outbox (
+  event_id TEXT PRIMARY KEY, watch_id TEXT NOT NULL, webhook_url TEXT NOT NULL, body TEXT NOT NULL,
+  attempts INTEGER NOT NULL, first_due BIGINT NOT NULL, next_attempt BIGINT NOT NULL, lease_until BIGINT NOT NULL,
+  state TEXT NOT NULL, last_error TEXT);
+CREATE INDEX watch_outbox_due ON watch_outbox (next_attempt) WHERE state = 'pending';
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

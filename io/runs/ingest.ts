@@ -47,6 +47,39 @@ type IndexLine = {
   observation: Observation | null;
 };
 
+/** An endpoint a run found no source lists any more (`delisted.json`, `core/delisting.ts`), for the watches. */
+export type RunDelisting = {
+  url: string;
+  method: HttpMethod;
+  runId: string;
+  sourceList: string;
+  delistedAt: string;
+};
+
+/**
+ * The endpoints run `runId` delisted itself (`delisted.json` also shows older delistings, which earlier runs
+ * reported); none when the run has no such file (runs from before delisting).
+ */
+export async function freshDelistings(paths: RunPaths, runId: string): Promise<RunDelisting[]> {
+  const file = await readJsonRecord(join(publishedRunDir(paths, runId), 'delisted.json'));
+  const entries = Array.isArray(file?.['delisted']) ? (file['delisted'] as unknown[]) : [];
+  const fresh: RunDelisting[] = [];
+  for (const value of entries) {
+    const entry = value as Record<string, unknown> | null;
+    if (entry === null || typeof entry !== 'object' || entry['delisted_in_run'] !== runId) continue;
+    const { url, method, source_list: sourceList, delisted_at: delistedAt } = entry;
+    if (typeof url !== 'string' || (method !== 'GET' && method !== 'POST')) continue;
+    fresh.push({
+      url,
+      method,
+      runId,
+      sourceList: typeof sourceList === 'string' ? sourceList : '',
+      delistedAt: typeof delistedAt === 'string' ? delistedAt : '',
+    });
+  }
+  return fresh;
+}
+
 /** Takes one published run into the store; returns how many receipts and listings went in. */
 export async function ingestRun(
   store: Store,
@@ -122,6 +155,8 @@ export function watchPublishedRuns(options: {
   paths: RunPaths;
   intervalMs?: number;
   log: (line: string) => void;
+  /** Told of the endpoints the run delisted, before the run is marked taken in (a failure retries the run). */
+  onDelisted?: (delisted: RunDelisting[]) => Promise<void>;
 }): { poll(): Promise<void>; stop(): void } {
   const marker = join(options.paths.root, 'ingested.json');
   let running: Promise<void> = Promise.resolve();
@@ -131,8 +166,12 @@ export function watchPublishedRuns(options: {
     const done = (await readJsonRecord(marker))?.['run_id'];
     if (done === pointer.run_id) return;
     const took = await ingestRun(options.store, options.paths, pointer.run_id);
+    const delisted = options.onDelisted ? await freshDelistings(options.paths, pointer.run_id) : [];
+    if (delisted.length > 0) await options.onDelisted?.(delisted);
     await writeFile(marker, `${JSON.stringify({ run_id: pointer.run_id })}\n`);
-    options.log(`took in crawl run ${pointer.run_id}: ${took.receipts} receipts, ${took.listings} listings`);
+    options.log(
+      `took in crawl run ${pointer.run_id}: ${took.receipts} receipts, ${took.listings} listings, ${delisted.length} delisted`,
+    );
   };
   const poll = () => {
     running = running

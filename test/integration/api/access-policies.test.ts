@@ -140,6 +140,11 @@ const KEY_401: Outcome = { status: 401, code: 'bad_key' };
 const PAY_402: Outcome = { status: 402 };
 const CREDIT_402: Outcome = { status: 402, header: ['x-service-hosted', 'credit_limit'] };
 const DRY_RUN_429: Outcome = { status: 429, code: 'dry_run_limit' };
+/** A resource made (a watch): 201, with the tier of `ok`. */
+const made = (tier: NonNullable<Outcome['tier']>, unit?: Unit): Outcome => ({
+  ...ok(tier, unit),
+  status: 201,
+});
 
 type Route = {
   policy: MeteredRouteName;
@@ -154,6 +159,8 @@ type Route = {
 
 let n = 0;
 const seller = () => `url=${encodeURIComponent(`https://seller.example/policies/${++n}`)}`;
+/** A watched endpoint on loopback (a watch's URL passes the SSRF gate, DNS included, when it is made). */
+const watchedUrl = () => `"http://127.0.0.1/policies/${++n}"`;
 const TASK = TASK_NAMES[0] ?? 'fx-rate';
 
 const ROUTES: Route[] = [
@@ -252,6 +259,24 @@ const ROUTES: Route[] = [
       'malformed key': [PAY_402],
     },
   },
+  {
+    policy: 'watch',
+    path: '/v1/watches',
+    method: 'POST',
+    inputs: { valid: '{"url":seller}', invalid: '{"url":"ftp://shop.example/x"}' },
+    // Bad input is a 400 before any 402 (and before a payment is even verified); a bad key a 401 before that.
+    table: {
+      none: [PAY_402, bad('bad_url')],
+      'free over quota': [PAY_402, bad('bad_url')],
+      'paid valid': [made('paid'), bad('bad_url')],
+      'paid refused': [PAY_402, bad('bad_url')],
+      exempt: [made('exempt'), bad('bad_url')],
+      'hosted active': [made('hosted', 'hosted'), bad('bad_url')],
+      'hosted suspended': [KEY_401, KEY_401],
+      'hosted over credit': [CREDIT_402, bad('bad_url')],
+      'malformed key': [KEY_401, KEY_401],
+    },
+  },
 ];
 
 /** The quota and hosted meter of one request, watched: units reserved and units given back, by bucket. */
@@ -344,10 +369,9 @@ async function get(
 /** A `PAYMENT-SIGNATURE` from `buyer` for the offer of `path` (its 402 read from an app whose free tier is spent). */
 async function payment(path: string, buyer: typeof GOOD): Promise<string> {
   const { app } = watched(spot.service.deps, 'free over quota');
-  const unpaid = await get(
-    app,
-    path.includes('payment-status') ? `${path}?tx_hash=${TX}` : `${path}?${seller()}`,
-  );
+  const unpaid = path.includes('watches')
+    ? await get(app, path, {}, `{"url":${watchedUrl()}}`)
+    : await get(app, path.includes('payment-status') ? `${path}?tx_hash=${TX}` : `${path}?${seller()}`);
   expect(unpaid.status, `402 of ${path}`).toBe(402);
   const required = decodePaymentRequiredHeader(unpaid.headers.get('payment-required') ?? '');
   // The SDK client caps a payment at USD 1 by default; the setup pack costs USD 9.
@@ -412,8 +436,14 @@ describe('every metered route answers each caller and input as its policy says',
       const { app, taken, released } = watched(spot.service.deps, caller);
       const headers = await headersOf(caller, route.path);
       const settledBefore = facilitator.settle.mock.calls.length;
-      const search = query.replace('seller', seller());
-      const response = await get(app, `${route.path}${search === '' ? '' : `?${search}`}`, headers);
+      const response =
+        route.method === 'POST'
+          ? await get(app, route.path, headers, query.replace('seller', watchedUrl()))
+          : await get(
+              app,
+              `${route.path}${query === '' ? '' : `?${query.replace('seller', seller())}`}`,
+              headers,
+            );
       const body = (await response.json()) as {
         error?: { code: string };
         access?: { tier: NonNullable<Outcome['tier']> };

@@ -72,7 +72,7 @@ const httpCheck = (ip: string, n: number) =>
   });
 
 describe('tools/list', () => {
-  it('lists the seven tools, each with a description and object input and output schemas', async () => {
+  it('lists the nine tools, each with a description and object input and output schemas', async () => {
     const { tools } = await (await connect('198.51.100.1')).listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'check_endpoint',
@@ -82,6 +82,8 @@ describe('tools/list', () => {
       'get_receipt',
       'verify_receipt',
       'get_rules',
+      'create_watch',
+      'watch_events',
     ]);
     for (const tool of tools) {
       expect(tool.description?.length).toBeGreaterThan(40);
@@ -228,6 +230,45 @@ describe('metering (the route is the meter)', () => {
     expect(found.structuredContent).toMatchObject({ access: { tier: 'free', free_used_today: 1 } });
     expect((await call(client, 'get_rules')).isError).toBeFalsy();
     expect(await hosted.meter.calls('mcptools', new Date().toISOString().slice(0, 7))).toBe(1);
+  });
+});
+
+describe('watches', () => {
+  it('create_watch asks a caller without a key to pay, and bad input is the route code with no 402', async () => {
+    const client = await connect('198.51.100.31');
+    const unpaid = await call(client, 'create_watch', { url: 'http://127.0.0.1/mcp-watched/1' });
+    expect(unpaid.isError).toBe(true);
+    expect(v.parse(PaymentRequiredSchema, unpaid.structuredContent).accepts[0]?.amount).toBe('1000000');
+    const refused = await call(client, 'create_watch', {
+      url: 'http://127.0.0.1/mcp-watched/1',
+      webhook_url: 'http://10.0.0.1/hook',
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatchObject({ error: { code: 'webhook_url_refused' } });
+  });
+
+  it('create_watch with a key makes a watch whose events watch_events reads with its token, within the schemas', async () => {
+    const client = await connect('198.51.100.32', { 'x-service-key': EXEMPT_SECRET });
+    const { tools } = await client.listTools();
+    const validator = new AjvJsonSchemaValidator();
+    const holds = (name: string, result: CallToolResult) =>
+      validator.getValidator(tools.find((tool) => tool.name === name)?.outputSchema as JsonSchemaType)(
+        result.structuredContent,
+      ).valid;
+    const made = await call(client, 'create_watch', { url: 'http://127.0.0.1/mcp-watched/2', method: 'GET' });
+    expect(made.isError, JSON.stringify(made.content)).toBeFalsy();
+    expect(holds('create_watch', made)).toBe(true);
+    const watch = made.structuredContent as { id: string; token: string; access: { tier: string } };
+    expect(watch.access.tier).toBe('exempt');
+    const events = await call(client, 'watch_events', { watch_id: watch.id, token: watch.token, limit: 5 });
+    expect(events.isError, JSON.stringify(events.content)).toBeFalsy();
+    expect(holds('watch_events', events)).toBe(true);
+    expect(events.structuredContent).toMatchObject({ watch_id: watch.id, events: [], next: null });
+    // Without the right token: the route's one 404, whoever asks.
+    const stranger = await call(client, 'watch_events', { watch_id: watch.id, token: 'wt_wrong' });
+    expect(stranger.isError).toBe(true);
+    expect(textOf(stranger)).toMatchObject({ error: { code: 'watch_not_found' } });
+    expect((await call(client, 'watch_events', { watch_id: 'nope', token: 'x' })).isError).toBe(true);
   });
 });
 

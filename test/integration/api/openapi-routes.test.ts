@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeProber } from '../../fixtures/probe.ts';
 import { createIntegrator, previousMonth, recordHostedCalls } from '../../helpers/integrators.ts';
 import { openApiChecker } from '../../helpers/openapi.ts';
-import { appFetch, startTestService, type TestService } from '../../helpers/service.ts';
+import { appFetch, EXEMPT_SECRET, startTestService, type TestService } from '../../helpers/service.ts';
 import { crawlSandboxIn } from '../../helpers/site.ts';
 
-/** Spec §4, written out here (never read from the code): method, a concrete path, the template describing it. */
+/** docs/api.md §4, written out here (never read from the code): method, a concrete path, the template describing it. */
 const SPEC_ROUTES: ReadonlyArray<[string, string, string]> = [
   ['GET', '/v1/lookup', '/v1/lookup'],
   ['GET', '/v1/lookup/paid', '/v1/lookup/paid'],
@@ -49,6 +49,11 @@ const SPEC_ROUTES: ReadonlyArray<[string, string, string]> = [
   ['GET', '/v1/invoices/inv-202601-acme.pdf', '/v1/invoices/{id}.pdf'],
   ['GET', '/v1/invoices/inv-202601-acme/pay', '/v1/invoices/{id}/pay'],
   ['POST', '/v1/invoices/inv-202601-acme/pay', '/v1/invoices/{id}/pay'],
+  // Watches (docs/api.md "Watches").
+  ['POST', '/v1/watches', '/v1/watches'],
+  ['GET', `/v1/watches/wa-${'0'.repeat(32)}`, '/v1/watches/{watch_id}'],
+  ['DELETE', `/v1/watches/wa-${'0'.repeat(32)}`, '/v1/watches/{watch_id}'],
+  ['GET', `/v1/watches/wa-${'0'.repeat(32)}/events`, '/v1/watches/{watch_id}/events'],
 ];
 
 /** Registered routes that are not API operations: CORS preflight, and the built site's own files. */
@@ -65,6 +70,11 @@ let invoiceId = '';
 /** The query of the invoice's pay link (its token): without it or the key, the pay route is the one 404. */
 let payQuery = '';
 let receiptId = '';
+/** Two watches (made with the exempt key): one read by the GET routes, one the DELETE removes. */
+const watches: Record<'kept' | 'doomed', { id: string; token: string }> = {
+  kept: { id: '', token: '' },
+  doomed: { id: '', token: '' },
+};
 beforeAll(async () => {
   spot = await startTestService({}, { prober: fakeProber() }, { listen: false });
   doc = (await (await appFetch(spot.service, '/openapi.json')).json()) as typeof doc;
@@ -86,13 +96,26 @@ beforeAll(async () => {
     { ip: '203.0.113.70' },
   );
   receiptId = ((await checked.json()) as { receipt_id: string }).receipt_id;
+  await makeWatch('kept');
 });
+
+/** Makes the watch `name` (again: each pass of the routes deletes `doomed`). */
+async function makeWatch(name: keyof typeof watches): Promise<void> {
+  const made = await appFetch(spot.service, '/v1/watches', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-key': EXEMPT_SECRET },
+    body: JSON.stringify({ url: `http://127.0.0.1/watched-${name}` }),
+  });
+  expect(made.status).toBe(201);
+  watches[name] = (await made.json()) as { id: string; token: string };
+}
 afterAll(async () => {
   await spot.stop();
 });
 
 /** Each described operation, requested with a concrete path (with the integrator's key where one is required). */
 async function requestEach(): Promise<Array<{ method: string; template: string; res: Response }>> {
+  await makeWatch('doomed');
   const answers: Array<{ method: string; template: string; res: Response }> = [];
   for (const [template, methods] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
@@ -100,10 +123,15 @@ async function requestEach(): Promise<Array<{ method: string; template: string; 
         template
           .replace('{receipt_id}', receiptId)
           .replace('{id}', invoiceId)
-          .replace('{host}', 'seller-0.example') + (template.endsWith('/pay') ? payQuery : '');
+          .replace('{host}', 'seller-0.example')
+          .replace('{watch_id}', watches[method === 'delete' ? 'doomed' : 'kept'].id) +
+        (template.endsWith('/pay') ? payQuery : '');
       const keyed =
         (operation.security ?? []).length > 0 && !JSON.stringify(operation.security).includes('{}');
       const headers: Record<string, string> = keyed ? { authorization: `Bearer ${key}` } : {};
+      if (template.includes('{watch_id}')) {
+        headers['x-watch-token'] = watches[method === 'delete' ? 'doomed' : 'kept'].token;
+      }
       if (method === 'post') {
         headers['content-type'] = 'application/json';
         headers.accept = 'application/json, text/event-stream';

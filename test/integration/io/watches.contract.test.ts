@@ -1,0 +1,195 @@
+/**
+ * The watch store's contract (`io/watches/port.ts`), run on every backend: DuckDB in memory and in a file (the
+ * embedded default, `io/watches/duckdb.ts`) and PostgreSQL (`io/watches/postgres.ts`, a throwaway cluster; three
+ * pools stand for three instances on one database). On DuckDB the three instances are one process's store.
+ */
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres, { type Sql } from 'postgres';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { WatchState } from '../../../core/watch-events.ts';
+import { migrate } from '../../../io/postgres/schema.ts';
+import { openDuckDbWatchStore } from '../../../io/watches/duckdb.ts';
+import type { WatchRow, WatchStore } from '../../../io/watches/port.ts';
+import { postgresWatchStore } from '../../../io/watches/postgres.ts';
+import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
+
+type Opened = { instances: WatchStore[]; close(): Promise<void> };
+
+const T0 = Date.parse('2026-11-24T10:00:00.000Z');
+const DAY = 86_400_000;
+
+function watchRow(id: string, over: Partial<WatchRow> = {}): WatchRow {
+  return {
+    id,
+    tokenHash: `hash-${id}`,
+    url: 'https://seller.example/api',
+    urlNorm: 'https://seller.example/api',
+    method: 'GET',
+    payTo: null,
+    network: null,
+    claimedPrice: null,
+    webhookUrl: 'https://hooks.example/in',
+    events: ['terms_changed', 'down'],
+    owner: { kind: 'paid', tx: '0xabc' },
+    createdAt: new Date(T0).toISOString(),
+    expiresAtMs: T0 + 30 * DAY,
+    status: 'active',
+    expiringSent: false,
+    ...over,
+  };
+}
+
+const state: WatchState = {
+  verdict: 'pay',
+  reason: 'price_ok',
+  terms: { amount_atomic: '10000', pay_to: '0x1', network: 'eip155:8453', asset: '0xa' },
+  failures: 0,
+  down: false,
+  receiptId: 'sc-x',
+  since: '2026-11-24T10:00:00.000Z',
+  lastSeen: '2026-11-24T10:00:00.000Z',
+};
+
+function event(id: string, watchId: string, webhookUrl: string | null = 'https://hooks.example/in') {
+  return {
+    id,
+    watchId,
+    event: 'terms_changed',
+    occurredAt: new Date(T0).toISOString(),
+    body: `{"id":"${id}"}`,
+    webhookUrl,
+  };
+}
+
+function testWatchStore(name: string, open: () => Promise<Opened>): void {
+  describe(`watch store contract: ${name}`, () => {
+    let opened: Opened;
+    const store = (i: number) => opened.instances[i % opened.instances.length] as WatchStore;
+    beforeEach(async () => {
+      opened = await open();
+    });
+    afterEach(async () => {
+      await opened.close();
+    });
+
+    it('reads a watch back as stored, lists a hosted owner’s, and schedules its endpoint at once', async () => {
+      const hosted = watchRow('wa-1', {
+        owner: { kind: 'hosted', integrator: 'int-1', keyId: 'k1' },
+        payTo: '0x2',
+      });
+      await store(0).createWatch(hosted, T0);
+      expect(await store(1).watch('wa-1')).toEqual(hosted);
+      expect(await store(1).watch('wa-none')).toBeNull();
+      expect((await store(2).watchesOfIntegrator('int-1')).map((w) => w.id)).toEqual(['wa-1']);
+      expect(await store(2).watchesOfIntegrator('int-2')).toEqual([]);
+      const due = await store(0).claimDue(T0, 60_000, 10);
+      expect(due).toEqual([{ url: hosted.url, method: 'GET', states: {} }]);
+    });
+
+    it('leases each due endpoint to exactly one of concurrent claims, until its lease ends or the probe ends', async () => {
+      for (let i = 0; i < 12; i++) {
+        await store(0).createWatch(watchRow(`wa-${i}`, { url: `https://seller.example/${i}` }), T0);
+      }
+      const claims = await Promise.all(Array.from({ length: 6 }, (_, i) => store(i).claimDue(T0, 60_000, 3)));
+      const urls = claims.flat().map((d) => d.url);
+      expect(urls).toHaveLength(12);
+      expect(new Set(urls).size).toBe(12);
+      expect(await store(1).claimDue(T0 + 59_000, 60_000, 100)).toEqual([]);
+      // An instance that died: its leases end and another takes the work.
+      expect(await store(2).claimDue(T0 + 60_000, 60_000, 100)).toHaveLength(12);
+      await store(0).finishProbe('https://seller.example/0', 'GET', { k: state }, T0 + 600_000);
+      expect(await store(1).claimDue(T0 + 130_000, 60_000, 100)).toHaveLength(11);
+      const back = await store(1).claimDue(T0 + 600_000, 60_000, 100);
+      expect(back.find((d) => d.url === 'https://seller.example/0')?.states).toEqual({ k: state });
+    });
+
+    it('never schedules an endpoint whose watches expired or stopped, and lists only active watches', async () => {
+      await store(0).createWatch(watchRow('wa-a', { expiresAtMs: T0 + 1000 }), T0);
+      await store(0).createWatch(watchRow('wa-b', { url: 'https://other.example/x' }), T0);
+      await store(0).setStatus('wa-b', 'stopped');
+      expect(await store(1).claimDue(T0 + 2000, 60_000, 10)).toEqual([]);
+      expect(await store(1).activeWatchesOf('https://seller.example/api', 'GET', T0)).toHaveLength(1);
+      expect(await store(1).activeWatchesOf('https://seller.example/api', 'GET', T0 + 2000)).toHaveLength(0);
+      expect((await store(2).watch('wa-b'))?.status).toBe('stopped');
+    });
+
+    it('records events and their deliveries together; pages events newest first', async () => {
+      await store(0).createWatch(watchRow('wa-e'), T0);
+      await store(0).record([event('we-1', 'wa-e'), event('we-2', 'wa-e', null)], T0);
+      await store(1).record([event('we-3', 'wa-e')], T0);
+      const first = await store(2).events('wa-e', { beforeSeq: null, limit: 2 });
+      expect(first.map((e) => e.id)).toEqual(['we-3', 'we-2']);
+      const next = await store(2).events('wa-e', { beforeSeq: first[1]?.seq ?? 0, limit: 2 });
+      expect(next.map((e) => e.id)).toEqual(['we-1']);
+      expect(next[0]?.body).toBe('{"id":"we-1"}');
+      expect(await store(0).pending()).toBe(2);
+    });
+
+    it('leases each delivery to one instance; retries, delivers, gives up, and cancels with the watch', async () => {
+      await store(0).createWatch(watchRow('wa-d'), T0);
+      await store(0).record(
+        ['we-a', 'we-b', 'we-c', 'we-d'].map((id) => event(id, 'wa-d')),
+        T0,
+      );
+      const claims = await Promise.all([0, 1, 2].map((i) => store(i).claimDeliveries(T0, 30_000, 4)));
+      const ids = claims.flat().map((d) => d.eventId);
+      expect(ids.sort()).toEqual(['we-a', 'we-b', 'we-c', 'we-d']);
+      expect(claims.flat()[0]).toMatchObject({ watchId: 'wa-d', attempts: 0, firstDueMs: T0 });
+      await store(0).delivered('we-a');
+      await store(0).retryAt('we-b', 1, T0 + 10_000, 'status 500');
+      await store(0).giveUp('we-c', 'gave up');
+      expect(await store(1).claimDeliveries(T0 + 9_000, 30_000, 10)).toEqual([]);
+      const again = await store(1).claimDeliveries(T0 + 30_000, 30_000, 10);
+      expect(again.map((d) => [d.eventId, d.attempts]).sort()).toEqual([
+        ['we-b', 1],
+        ['we-d', 0],
+      ]);
+      await store(2).setStatus('wa-d', 'paused');
+      expect(await store(2).pending()).toBe(0);
+      expect(await store(1).claimDeliveries(T0 + DAY, 30_000, 10)).toEqual([]);
+    });
+  });
+}
+
+testWatchStore('duckdb in memory', async () => {
+  const store = await openDuckDbWatchStore(':memory:');
+  return { instances: [store], close: () => store.close() };
+});
+
+describe('duckdb file', () => {
+  it('keeps what it acknowledged across a reopen: the watch, its schedule, events and pending deliveries', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spotcheck-watches-'));
+    try {
+      const path = join(dir, 'watches.duckdb');
+      const first = await openDuckDbWatchStore(path);
+      await first.createWatch(watchRow('wa-f'), T0);
+      await first.record([event('we-f', 'wa-f')], T0);
+      await first.close();
+      const second = await openDuckDbWatchStore(path);
+      expect((await second.watch('wa-f'))?.id).toBe('wa-f');
+      expect((await second.claimDeliveries(T0, 1000, 10)).map((d) => d.eventId)).toEqual(['we-f']);
+      expect(await second.claimDue(T0, 1000, 10)).toHaveLength(1);
+      await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(postgresMissing !== null)('postgres', () => {
+  const pg = usePostgres();
+  testWatchStore('postgres, three pools', async () => {
+    const url = await pg.createDatabase();
+    const pools: Sql[] = [0, 1, 2].map(() => postgres(url, { max: 4, onnotice: () => {} }));
+    await migrate(pools[0] as Sql);
+    return {
+      instances: pools.map((sql) => postgresWatchStore(sql)),
+      close: async () => {
+        await Promise.all(pools.map((sql) => sql.end()));
+      },
+    };
+  });
+});
