@@ -5,6 +5,7 @@
 import * as v from 'valibot';
 import { type Cidr, parseCidrList } from '../core/ssrf.ts';
 import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
+import { DATABASE_WAIT_MS } from '../io/postgres/wait.ts';
 
 export type Config = SharedConfig & {
   trustProxy: boolean;
@@ -27,6 +28,14 @@ export type Config = SharedConfig & {
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));
+/** A duration in milliseconds, 1 ms to an hour. */
+const Millis = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,7}$/),
+  v.transform(Number),
+  v.minValue(1),
+  v.maxValue(3_600_000),
+);
 const Flag = v.picklist(['0', '1', 'true', 'false', '']);
 
 const Env = v.object({
@@ -44,10 +53,17 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(500)),
     '10',
   ),
+  // The longest a request waits on one call to PostgreSQL (io/postgres/wait.ts).
+  DATABASE_WAIT_MS: v.optional(Millis, String(DATABASE_WAIT_MS)),
+  WATCH_INTERVAL_S: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,6}$/), v.transform(Number), v.minValue(1), v.maxValue(86_400)),
+    '600',
+  ),
   SHUTDOWN_DEADLINE_MS: v.optional(
     v.pipe(v.string(), v.regex(/^\d{1,7}$/), v.transform(Number), v.minValue(1), v.maxValue(3_600_000)),
     '30000',
   ),
+  IMPORT_WAIT_MS: v.optional(Millis, '15000'),
 });
 
 /** Reads and validates the environment; throws a `TypeError` naming the bad variable. */
@@ -61,8 +77,12 @@ export function readConfig(env: Record<string, string | undefined>): Config {
     rpcUrls: splitList(e.RPC_URLS),
     serviceWallet: (e.SERVICE_WALLET as `0x${string}` | undefined) ?? null,
     exemptKeys: splitList(e.EXEMPT_KEYS).map(parseExemptKey),
-    database: e.DATABASE_URL ? { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE } : null,
+    database: e.DATABASE_URL
+      ? { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, waitMs: e.DATABASE_WAIT_MS }
+      : null,
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    importWaitMs: e.IMPORT_WAIT_MS,
+    watchIntervalSeconds: e.WATCH_INTERVAL_S,
   };
 }
 

@@ -84,7 +84,7 @@ async function importIntoDuckDb(listings: ListingRow[], text: string): Promise<v
   const name = `listings-${Date.now()}-${basename(file as string)
     .replace(/[^A-Za-z0-9._-]/g, '_')
     .replace(/\.json$/, '')}`;
-  const outcome = await handOver(paths.inbox, name, text);
+  const outcome = await handOver(paths.inbox, name, text, config.importWaitMs);
   if (outcome.status === 'done') console.log(`the running server ${outcome.note}`);
   else if (outcome.status === 'failed') {
     console.error(`listings:import: the running server refused the file: ${outcome.note}`);

@@ -96,10 +96,12 @@ describe.skipIf(postgresMissing !== null)(
       const dataDir = await mkdtemp(join(tmpdir(), 'spotcheck-listings-held-'));
       const store = await openDuckDbStore(join(dataDir, 'spotcheck.duckdb'));
       try {
+        // Nothing takes the file, so the command waits its whole wait: 1 s here instead of its 15 s.
         const run = await runCli(
           'listings-import.ts',
           [await listingFile(`${seller.origin}/weather`)],
           dataDir,
+          { IMPORT_WAIT_MS: '1000' },
         );
         expect(run.code).toBe(75);
         expect(run.stdout).toBe('');

@@ -10,10 +10,11 @@ describe('DATABASE_URL', () => {
     expect(readConfig({ DATABASE_URL: 'postgres://spot@db.internal:5432/spotcheck' }).database).toEqual({
       url: 'postgres://spot@db.internal:5432/spotcheck',
       poolSize: 10,
+      waitMs: 10_000,
     });
     expect(
       readConfig({ DATABASE_URL: 'postgresql://db/spotcheck', DATABASE_POOL_SIZE: '25' }).database,
-    ).toEqual({ url: 'postgresql://db/spotcheck', poolSize: 25 });
+    ).toEqual({ url: 'postgresql://db/spotcheck', poolSize: 25, waitMs: 10_000 });
   });
 
   it('stops the start-up on any other URL or pool size, naming the variable', () => {
@@ -22,6 +23,23 @@ describe('DATABASE_URL', () => {
     expect(() => readConfig({ DATABASE_URL: 'postgres://db/spotcheck', DATABASE_POOL_SIZE: '0' })).toThrow(
       /invalid DATABASE_POOL_SIZE/,
     );
+  });
+});
+
+describe('DATABASE_WAIT_MS and IMPORT_WAIT_MS', () => {
+  it('wait 10 s on PostgreSQL and 15 s for a running server to take an import, unless they say otherwise', () => {
+    const url = 'postgres://db/spotcheck';
+    expect(readConfig({ DATABASE_URL: url }).database?.waitMs).toBe(10_000);
+    expect(readConfig({ DATABASE_URL: url, DATABASE_WAIT_MS: '1500' }).database?.waitMs).toBe(1500);
+    expect(readConfig({}).importWaitMs).toBe(15_000);
+    expect(readConfig({ IMPORT_WAIT_MS: '500' }).importWaitMs).toBe(500);
+  });
+
+  it('stops the start-up on a wait that is not a whole number of milliseconds from 1 to an hour', () => {
+    for (const bad of ['0', '-1', '1.5', '10s', '3600001']) {
+      expect(() => readConfig({ DATABASE_WAIT_MS: bad }), bad).toThrow(/invalid DATABASE_WAIT_MS/);
+      expect(() => readConfig({ IMPORT_WAIT_MS: bad }), bad).toThrow(/invalid IMPORT_WAIT_MS/);
+    }
   });
 });
 
