@@ -9,8 +9,10 @@ import type { H3, H3Event } from 'h3';
 import { answerMetered, type Grant } from '../access-meter.ts';
 import { ACCESS_POLICIES } from '../access-policies.ts';
 import { readJsonObject } from '../body.ts';
+import type { PaidAccess } from '../check.ts';
 import { type CheckAccess, draftCheck, runCheck } from '../check.ts';
-import type { AppDeps, PaidAccess } from '../deps.ts';
+import { checkAlternatives } from '../check-alternatives.ts';
+import type { AppDeps } from '../deps.ts';
 import { type CheckParams, parseCheckParams } from '../params.ts';
 import { queryOf } from '../query.ts';
 
@@ -44,14 +46,22 @@ async function answer(deps: AppDeps, params: CheckParams, grant: Grant) {
   };
   const result = await runCheck(deps, params, access);
   const receiptId = result.receipt.id;
-  if (grant.tier === 'free' || params.mode === 'dry-run') return { body: result.free, receiptId };
-  return { body: { ...result.full, reputation: await deps.reputation(params) }, receiptId };
+  // Only a skip of a check naming a task gets `alternatives`; every other answer keeps its bytes.
+  const alternatives = await checkAlternatives(deps, params, result.free.verdict);
+  if (grant.tier === 'free' || params.mode === 'dry-run')
+    return { body: { ...result.free, ...alternatives }, receiptId };
+  const reputation = await deps.reputation(params);
+  return { body: { ...result.full, reputation, ...alternatives }, receiptId };
 }
 
 /** Paid: the receipt is issued only once the settlement landed, naming its transaction. */
 async function sell(deps: AppDeps, params: CheckParams) {
   const draft = await draftCheck(deps, params, 'dry-run');
-  const body = { ...draft.full, reputation: await deps.reputation(params) };
+  const body = {
+    ...draft.full,
+    reputation: await deps.reputation(params),
+    ...(await checkAlternatives(deps, params, draft.full.verdict)),
+  };
   return {
     status: 200,
     complete: async (access: PaidAccess) => {

@@ -6,12 +6,13 @@
  * Paging (spec leaves it open): `page` is 1-based, `page_size` 1 to 500 (default 50), newest first; `type=dry-run`
  * keeps dry runs only, `type=live` live checks only. The answer carries `total`, `pages`, and `next`/`prev` URLs.
  */
-import type { H3 } from 'h3';
+import type { H3, H3Event } from 'h3';
 import { publicFormOf } from '../../core/public-state.ts';
-import { isReceiptId } from '../../core/receipt.ts';
+import { isReceiptId, receiptUrlOf } from '../../core/receipt.ts';
 import { parseTargetUrl } from '../../core/url.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
+import { receiptHtml, wantsHtml } from '../html-pages.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -38,16 +39,17 @@ export function receiptRoutes(app: H3, deps: AppDeps): void {
         'No public receipt for that URL yet: dry runs, checks made with the caller’s own pay_to, network, claimed_price or expiry check, and checks of another form of the URL or another method than its listed one (or, unlisted, the one asked) are not a URL’s public state.',
       );
     }
-    event.res.headers.set('cache-control', 'public, max-age=60');
-    return receipt;
+    return answerReceipt(event, deps, receipt, 'public, max-age=60', false);
   });
 
   app.get('/v1/receipts/:id', async (event) => {
-    const id = event.context.params?.id ?? '';
+    const param = event.context.params?.id ?? '';
+    // `{id}.json` is always the JSON: the raw link of a receipt's page (docs/api.md §4 "Pages for browsers").
+    const raw = param.endsWith('.json');
+    const id = raw ? param.slice(0, -'.json'.length) : param;
     const receipt = isReceiptId(id) ? await deps.ledger.get(id) : null;
     if (!receipt) throw apiError(404, 'receipt_not_found', 'No receipt has that id.');
-    event.res.headers.set('cache-control', IMMUTABLE);
-    return receipt;
+    return answerReceipt(event, deps, receipt, IMMUTABLE, raw);
   });
 
   app.get('/v1/receipts', async (event) => {
@@ -80,10 +82,25 @@ export function receiptRoutes(app: H3, deps: AppDeps): void {
         reason: item.reason,
         check_type: item.checkType,
         mode: item.mode,
-        receipt_url: `${deps.baseUrl}/v1/receipts/${item.id}`,
+        receipt_url: receiptUrlOf(deps.baseUrl, item.id),
       })),
     };
   });
+}
+
+/** A receipt as JSON, or as its page for a browser; either form says it depends on `Accept`. */
+function answerReceipt(
+  event: H3Event,
+  deps: AppDeps,
+  receipt: Record<string, unknown>,
+  cacheControl: string,
+  raw: boolean,
+) {
+  if (!raw && wantsHtml(event))
+    return receiptHtml(receipt, { baseUrl: deps.baseUrl, siteDir: deps.site?.dir, cacheControl });
+  event.res.headers.set('cache-control', cacheControl);
+  if (!raw) event.res.headers.set('vary', 'accept');
+  return receipt;
 }
 
 function whole(text: string | null, fallback: number, min: number, max: number, code: string): number {

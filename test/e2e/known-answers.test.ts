@@ -154,6 +154,27 @@ describe('known-answer calls and the lookup ranked by them', () => {
       const { access: _b, ...free } = await lookup(`task=${task.name}&n=3`);
       expect(free).toEqual(exempt);
     }
+    // A skip of a check naming the task lists the lookup's first three others within claimed_price, each with the
+    // receipt of its newest paid call (docs/api.md §2.1 `alternatives`).
+    const fx = await lookup('task=sandbox-fx&max_price=0.05', { 'x-service-key': EXEMPT_SECRET });
+    const wrong = new URL(urls['sandbox-fx/wrong']?.url ?? '').href;
+    const query = new URLSearchParams({
+      url: wrong,
+      task: 'sandbox-fx',
+      claimed_price: '0.05',
+      pay_to: `0x${'7'.repeat(40)}`,
+    });
+    const skipped = (await (
+      await fetch(`${spot.url}/v1/products/endpoint-spot-check?${query}`, {
+        headers: { 'x-service-key': EXEMPT_SECRET },
+      })
+    ).json()) as { verdict: string; alternatives: Array<{ endpoint: string; receipt_url: string }> };
+    expect(skipped.verdict).toBe('skip');
+    const others = fx.results.filter((e) => e.endpoint !== wrong).slice(0, 3);
+    expect(skipped.alternatives.map((a) => a.endpoint)).toEqual(others.map((e) => e.endpoint));
+    expect(skipped.alternatives.map((a) => a.receipt_url)).toEqual(
+      others.map((e) => `${spot.config.baseUrl}/v1/receipts/${e.receipts[0]?.receipt_id}`),
+    );
     // The receipts named are served, signed, self-checked.
     const first = (await lookup('task=sandbox-fx&n=3')).results[0]?.receipts[0]?.receipt_id;
     const receipt = (await (await fetch(`${spot.url}/v1/receipts/${first}`)).json()) as Record<

@@ -17,11 +17,11 @@ import { type FixtureRun, writeCrawlFixture } from '../fixtures/crawl-run.ts';
 const ROOT = resolve(import.meta.dirname, '../..');
 export const SITE_BASE_URL = 'http://127.0.0.1:8402';
 
-/** `npm run build:site` for `dataDir`, in a child process; returns its output. */
-export async function buildSiteIn(dataDir: string): Promise<string> {
+/** `npm run build:site` for `dataDir` (with `baseUrl` as `BASE_URL`), in a child process; returns its output. */
+export async function buildSiteIn(dataDir: string, baseUrl: string = SITE_BASE_URL): Promise<string> {
   const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), ['site/build.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, BASE_URL: SITE_BASE_URL, ASTRO_TELEMETRY_DISABLED: '1' },
+    env: { ...process.env, DATA_DIR: dataDir, BASE_URL: baseUrl, ASTRO_TELEMETRY_DISABLED: '1' },
     maxBuffer: 16 * 1024 * 1024,
   });
   return stdout;
