@@ -4,9 +4,9 @@
  * (`answerMetered`, `api/access-meter.ts`), so the order of the checks is the same on every route; the table is
  * tested whole (`test/integration/api/access-policies.test.ts`). A route added later declares its policy here.
  */
-import { LIMITS } from '../core/limits.ts';
+import { LIMITS, priceText } from '../core/limits.ts';
 import type { AddressLimits } from './access.ts';
-import type { OfferName } from './deps.ts';
+import type { OfferName } from './x402/offers.ts';
 
 /**
  * How one route meters its calls.
@@ -55,7 +55,7 @@ export const ACCESS_POLICIES = {
         perNetwork: LIMITS.freeChecksPerNetwork,
         perSite: LIMITS.freeChecksPerSite,
       },
-      usedUp: 'Free checks for today are used up; this check costs USD 0.02.',
+      usedUp: `Free checks for today are used up; this check costs ${priceText(LIMITS.checkPriceAtomic)}.`,
     },
     dryRun: {
       limits: {
@@ -79,7 +79,7 @@ export const ACCESS_POLICIES = {
         perNetwork: LIMITS.freeLookupsPerNetwork,
         perSite: LIMITS.freeLookupsPerSite,
       },
-      usedUp: `Free lookups for today are used up (${LIMITS.freeLookupsPerDay} per UTC day); a lookup costs USD 0.02 at /v1/lookup/paid.`,
+      usedUp: `Free lookups for today are used up (${LIMITS.freeLookupsPerDay} per UTC day); a lookup costs ${priceText(LIMITS.lookupPriceAtomic)} at /v1/lookup/paid.`,
     },
     dryRun: null,
     bare: null,

@@ -5,15 +5,12 @@
  */
 import type { CheckFreeAnswer, CheckFullAnswer } from '../core/answer-schemas.ts';
 import { assembleCheck } from '../core/check-answer.ts';
-import type { ProbeOutcome } from '../core/model.ts';
-import { cachedProbe, type ProbeCache } from '../core/probe-cache.ts';
 import { newReceiptId } from '../core/receipt.ts';
+import { cachedProbe, type ProbeCache } from '../io/probe/probe-cache.ts';
+import type { Prober } from '../io/probe/prober.ts';
 import type { Ledger } from '../io/receipts/ledger.ts';
 import type { Store } from '../io/store/port.ts';
-import type { PaidAccess } from './deps.ts';
 import type { CheckParams } from './params.ts';
-
-export type Prober = { probe(url: string, method: 'GET' | 'POST'): Promise<ProbeOutcome> };
 
 export type CheckDeps = {
   prober: Prober;
@@ -37,6 +34,9 @@ export type CheckAccess = {
    */
   attached: unknown;
 };
+
+/** The `access` block of a paid answer and of its receipt (docs/api.md §2.1), from a landed settlement. */
+export type PaidAccess = { tier: 'paid'; charged_usd: string; tx: string };
 
 /** A receipt's `access`: the tier alone, or the paid block naming the landed settlement. */
 export type ReceiptAccess = { tier: CheckAccess['tier'] } | PaidAccess;
@@ -109,6 +109,7 @@ export async function draftCheck(
     id: newReceiptId('sc-', deps.random),
     baseUrl: deps.baseUrl,
     context: { task: params.task, client: params.client, ref: params.ref },
+    sent: params.sent,
   });
   const { decision, unsigned } = check;
   const row = {

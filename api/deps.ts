@@ -14,12 +14,8 @@ import type { PaidCallIntake } from './paid-call-intake.ts';
 import type { CheckParams } from './params.ts';
 import type { ChainReaderLike } from './payment-status.ts';
 import type { ListingsDeps } from './routes/listings.ts';
+import type { OfferName } from './x402/offers.ts';
 import type { Offer, VerifiedPayment } from './x402/seller.ts';
-
-export type OfferName = 'check' | 'lookup' | 'payment-status' | 'setup-pack';
-
-/** The `access` block of a paid answer and of its receipt (docs/api.md §2.1), from a landed settlement. */
-export type PaidAccess = { tier: 'paid'; charged_usd: string; tx: string };
 
 /**
  * A paid answer in the making; the body gets `access` once settlement landed. A handler whose answer names a receipt

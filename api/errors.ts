@@ -21,7 +21,7 @@ export function apiError(
   });
 }
 
-/** Renders an error body as a response. */
+/** The house error shape, `{"error":{"code","message"}}` (docs/api.md §7), as a response that is never cached. */
 export function errorResponse(
   status: number,
   code: string,

@@ -7,10 +7,12 @@
  */
 import type { H3Event } from 'h3';
 import type { HostedUse } from '../core/hosted-meter.ts';
+import { priceText } from '../core/limits.ts';
 import { hasPayment } from './access.ts';
-import type { AppDeps, OfferName } from './deps.ts';
+import type { AppDeps } from './deps.ts';
 import { apiError } from './errors.ts';
 import type { Hosted, HostedCaller } from './hosted.ts';
+import { type OfferName, offerPriceAtomic } from './x402/offers.ts';
 
 const END_USER_MAX = 256;
 
@@ -58,7 +60,7 @@ export async function answerHosted<T extends object>(
     return deps.sales.paymentRequired(
       event,
       offer,
-      'This integrator reached its monthly credit limit; this call costs USD 0.02 through x402.',
+      `This integrator reached its monthly credit limit; this call costs ${priceText(offerPriceAtomic(offer))} through x402.`,
       { 'x-service-hosted': 'credit_limit', ...rate.headers },
     );
   }

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { usdToAtomic } from '../core/amount.ts';
 import { formatServiceKey, hashSecret, newServiceKey } from '../core/service-key.ts';
 import { parseOp } from '../io/integrators/ops.ts';
-import { fail, runOperatorOp } from './operator.ts';
+import { exitWithError, runOperatorOp } from './operator.ts';
 
 const USAGE = `usage: npm run integrators -- create --name <name> --credit-limit <USD> [--id <id>]
        npm run integrators -- keys:issue <integrator> [--label <label>]
@@ -34,11 +34,12 @@ const at = new Date().toISOString();
 const random = (n: number) => new Uint8Array(randomBytes(n));
 const STATES = { suspend: 'suspended', resume: 'active', revoke: 'revoked' } as const;
 
-if (values.help || command === undefined) fail(USAGE);
+if (values.help || command === undefined) exitWithError(USAGE);
 try {
   if (command === 'create') {
     const limit = usdToAtomic(values['credit-limit'] ?? '');
-    if (!values.name || limit === null) fail(`create needs --name and --credit-limit in USD\n${USAGE}`);
+    if (!values.name || limit === null)
+      exitWithError(`create needs --name and --credit-limit in USD\n${USAGE}`);
     const id = values.id ?? newServiceKey(random).id;
     await runOperatorOp(parseOp({ op: 'create', id, name: values.name, credit_limit_atomic: limit, at }));
   } else if (command === 'keys:issue') {
@@ -59,7 +60,7 @@ try {
   } else if (command in STATES) {
     const state = STATES[command as keyof typeof STATES];
     await runOperatorOp(parseOp({ op: 'state', target, state, at }));
-  } else fail(USAGE);
+  } else exitWithError(USAGE);
 } catch (error) {
-  fail((error as Error).message);
+  exitWithError((error as Error).message);
 }

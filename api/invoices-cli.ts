@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseOp } from '../io/integrators/ops.ts';
-import { fail, runOperatorOp } from './operator.ts';
+import { exitWithError, runOperatorOp } from './operator.ts';
 
 const USAGE = 'usage: npm run invoices -- --month YYYY-MM\n       npm run invoices -- --overpayments';
 try {
@@ -14,5 +14,5 @@ try {
     parseOp(values.overpayments ? { op: 'overpayments' } : { op: 'invoices', month: values.month }),
   );
 } catch (error) {
-  fail(`${(error as Error).message}\n${USAGE}`);
+  exitWithError(`${(error as Error).message}\n${USAGE}`);
 }

@@ -18,10 +18,10 @@ import {
   expectedTermsFromChallenge,
   noSourceAnswered,
 } from '../core/payment-status.ts';
-import { cachedProbe } from '../core/probe-cache.ts';
-import { newReceiptId } from '../core/receipt.ts';
+import { newReceiptId, receiptUrlOf } from '../core/receipt.ts';
 import { normalizeUrl } from '../core/url.ts';
 import { createChainReader } from '../io/chain-reader.ts';
+import { cachedProbe } from '../io/probe/probe-cache.ts';
 import type { CheckAccess, CheckDeps, ReceiptAccess } from './check.ts';
 
 /** What the route needs of the chain reader (`io/chain-reader.ts`); tests put a fake here. */
@@ -72,7 +72,7 @@ export function chainReaderFromUrls(
   if (urls.length === 0) return null;
   const hosts: string[] = [];
   const sources = urls.map((url) => {
-    const host = hostOf(url);
+    const host = rpcHost(url);
     if (!hosts.includes(host)) hosts.push(host);
     return { name: `rpc-${hosts.indexOf(host) + 1}`, url };
   });
@@ -119,7 +119,7 @@ export async function draftPaymentStatus(
   const result = decidePaymentStatus({ query, evidence, termsExpected });
 
   const id = newReceiptId('ps-', deps.random);
-  const receiptUrl = `${deps.baseUrl}/v1/receipts/${id}`;
+  const receiptUrl = receiptUrlOf(deps.baseUrl, id);
   const issuedAt = deps.now().toISOString();
   const fields = {
     id,
@@ -169,7 +169,8 @@ async function sellerTerms(deps: PaymentStatusDeps, url: string | null): Promise
   }
 }
 
-function hostOf(url: string): string {
+/** An RPC URL's host, lower-case (URLs on one host share a source name); the text itself when it is no URL. */
+function rpcHost(url: string): string {
   try {
     return new URL(url).host.toLowerCase();
   } catch {

@@ -8,8 +8,38 @@ import { isEvmAddress } from './address.ts';
 import { isAtomic } from './amount.ts';
 import { coded } from './input-codes.ts';
 import { isNetworkId } from './networks.ts';
-import type { Hex } from './payment-input.ts';
 import { LABEL_RULE, LabelSchema } from './text.ts';
+
+/** A hex string as sent: an address, a nonce or a transaction hash (case kept). */
+export type Hex = `0x${string}`;
+
+/** Payment terms as the caller states them (`terms`) or as a payload's `accepted` block carries them. */
+export type PaymentTerms = {
+  amount: string | null;
+  payTo: string | null;
+  asset: string | null;
+  network: string | null;
+};
+
+/** Stable 400 codes of docs/api.md §7; never rename one. */
+export const PAYMENT_INPUT_CODES = [
+  'missing_reference',
+  'bad_payload',
+  'bad_from',
+  'bad_nonce',
+  'bad_tx_hash',
+  'inconsistent',
+  'unsupported_network',
+  'unsupported_asset',
+  'bad_seller_url',
+  'bad_body',
+  // The check's label codes, and terms that are not an address, a network and an atomic amount.
+  'bad_client',
+  'bad_ref',
+  'bad_terms',
+] as const;
+/** One of the stable 400 codes of {@link PAYMENT_INPUT_CODES}. */
+export type PaymentInputCode = (typeof PAYMENT_INPUT_CODES)[number];
 
 /** Longest `payment_payload` accepted, in characters (a PAYMENT-SIGNATURE header is a few KB). */
 export const MAX_PAYLOAD_LENGTH = 16_384;

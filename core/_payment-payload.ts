@@ -7,10 +7,16 @@
  * text.
  */
 import * as v from 'valibot';
-import { isAddress, isBytes32, UINT } from './_payment-input-schemas.ts';
+import {
+  type Hex,
+  isAddress,
+  isBytes32,
+  type PaymentInputCode,
+  type PaymentTerms,
+  UINT,
+} from './_payment-input-schemas.ts';
 import { decodeBase64Utf8 } from './base64.ts';
 import { BASE, BASE_USDC, normalizeNetwork, sameAddress } from './networks.ts';
-import type { Hex, PaymentInputCode, PaymentTerms } from './payment-input.ts';
 
 const AddressSchema = v.custom<Hex>(
   (value) => typeof value === 'string' && isAddress(value),

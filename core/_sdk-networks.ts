@@ -2,7 +2,9 @@
  * Written by `npm run sdk-networks` (scripts/sdk-networks.ts) from @x402/evm and viem: do not edit by hand.
  * `test/unit/core/sdk-networks.test.ts` fails when it no longer matches them.
  */
-import type { Usdc } from './networks.ts';
+
+/** A canonical USDC: its network (CAIP-2), token address and EIP-712 domain name and version, decimals. */
+export type Usdc = { network: string; asset: string; name: string; version: string; decimals: number };
 
 /** The canonical USDC of each EVM mainnet in the SDK's `DEFAULT_ASSETS`. */
 export const SDK_MAINNET_USDC: readonly Usdc[] = [

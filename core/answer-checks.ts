@@ -8,9 +8,9 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import * as v from 'valibot';
 import { addDecimals, decimal, decimalText, multiplyDecimals } from './exact-decimal.ts';
 import { canonicalJson } from './jcs.ts';
+import type { JsonValue } from './json-pointer.ts';
 import { resolvePointer } from './json-pointer.ts';
 import { type Inputs, type InputValues, kindsAt, refsIn, renderText, valueAt } from './task-inputs.ts';
-import type { JsonValue } from './tasks.ts';
 
 const Ref = v.pipe(
   v.string(),
@@ -87,7 +87,7 @@ export type CheckFailure =
  * compiled as `^(?:…)$`, placeholders inserted as literal text), and must not also match the pattern made from any
  * other row of a table input it names, so an answer naming every row's subject passes none.
  */
-export function runCheck(
+export function runAnswerCheck(
   check: AnswerCheck,
   answer: JsonValue,
   inputs: Inputs,

@@ -21,7 +21,7 @@ export const ErrorBodySchema = v.object({
   }),
 });
 
-/** Spec §2.5: the `hosted` block of a billed hosted answer (a hosted dry run is not billed and has none). */
+/** docs/api.md §2.5: the `hosted` block of a billed hosted answer (a hosted dry run is not billed and has none). */
 export const HostedBlockSchema = v.looseObject({
   integrator_id: text,
   end_user_hash: about(nullableText, 'Salted hash of x-service-end-user; null without the header.'),
@@ -31,7 +31,7 @@ export const HostedBlockSchema = v.looseObject({
   billed_on: v.literal('invoice'),
 });
 
-/** Spec §2.5: who the answer was for. */
+/** docs/api.md §2.5: who the answer was for. */
 export const AccessSchema = v.looseObject({
   tier: v.picklist(['free', 'paid', 'exempt', 'hosted']),
   free_per_day: v.optional(v.number()),
@@ -41,7 +41,7 @@ export const AccessSchema = v.looseObject({
   hosted: v.optional(HostedBlockSchema),
 });
 
-/** Spec §2.5: a hosted answer also gives its tier at the top level. */
+/** docs/api.md §2.5: a hosted answer also gives its tier at the top level. */
 const HostedTier = {
   access_tier: about(v.optional(v.literal('hosted')), 'Hosted answers only: the tier, also in access.tier.'),
 };
@@ -67,12 +67,49 @@ export const PaymentRequiredSchema = v.looseObject({
 
 const Verdict = about(v.picklist(['pay', 'skip', 'recheck']), 'pay, skip or recheck (docs/api.md §3.1).');
 const ReasonCode = v.picklist(REASONS);
+/** docs/api.md §2.1 `sent_challenge`: present only when the caller sent `payment_required`. */
+const SentChallenge = {
+  sent_challenge: about(
+    v.optional(
+      v.looseObject({
+        payment_required_sha256: about(text, 'SHA-256 of the RFC 8785 text of the challenge sent.'),
+        selected_by: v.picklist(['caller', 'spotcheck']),
+        selected_terms_sha256: about(
+          nullableText,
+          'The terms hash of the requirement judged (the one to sign), pay or not.',
+        ),
+      }),
+    ),
+    'Only when payment_required was sent: which challenge and which requirement the verdict is on.',
+  ),
+};
+/** docs/api.md §2.1 `alternatives`: only on a skip of a check that named a task (`core/alternatives.ts`). */
+const Alternatives = {
+  alternatives: about(
+    v.optional(
+      v.nullable(
+        v.array(
+          v.looseObject({
+            service_id: text,
+            endpoint: text,
+            network: text,
+            price_atomic: about(text, 'Current price in atomic units of the network’s USDC.'),
+            price_usd: nullableNumber,
+            pass_rate: about(nullableNumber, 'Known-answer pass rate, as the lookup shows it.'),
+            receipt_url: about(nullableText, 'The receipt of the service’s newest paid call.'),
+          }),
+        ),
+      ),
+    ),
+    'Only on a skip of a check that named a task: up to 3 services of that task within claimed_price, ranked as GET /v1/lookup ranks them; null when the catalog could not be read. Not in the receipt.',
+  ),
+};
 const ReceiptLink = {
   receipt_id: about(nullableText, 'Public receipt id, prefix sc-.'),
   receipt_url: about(nullableText, 'Free, public URL of the signed receipt.'),
 };
 
-/** Spec §2.4: the free-tier and dry-run check answer. */
+/** docs/api.md §2.4: the free-tier and dry-run check answer. */
 export const CheckAnswerFreeSchema = v.looseObject({
   verdict: Verdict,
   reason: about(text, 'The reason in plain words.'),
@@ -81,11 +118,13 @@ export const CheckAnswerFreeSchema = v.looseObject({
   ...ReceiptLink,
   pay_to_changed: v.nullable(v.boolean()),
   check_type: v.picklist(['dry-run', 'self-checked']),
+  ...SentChallenge,
+  ...Alternatives,
   access: AccessSchema,
   ...HostedTier,
 });
 
-/** Spec §2.2: the one payment a router may sign (verdict `pay` only). */
+/** docs/api.md §2.2: the one payment a router may sign (verdict `pay` only). */
 export const PaymentObjectSchema = v.looseObject({
   network: text,
   asset: text,
@@ -95,7 +134,7 @@ export const PaymentObjectSchema = v.looseObject({
   deadline_source: v.picklist(['validBefore', 'maxTimeoutSeconds', 'default_60s']),
 });
 
-/** Spec §2.1: the paid (and exempt) check answer. */
+/** docs/api.md §2.1: the paid (and exempt) check answer. */
 export const CheckAnswerPaidSchema = v.looseObject({
   verdict: Verdict,
   reason: ReasonCode,
@@ -119,6 +158,8 @@ export const CheckAnswerPaidSchema = v.looseObject({
   history: v.nullable(object),
   quality: v.nullable(v.looseObject({ code: text, checks: object })),
   reputation: v.nullable(object),
+  ...SentChallenge,
+  ...Alternatives,
   access: AccessSchema,
   ...HostedTier,
 });
@@ -126,7 +167,7 @@ export const CheckAnswerPaidSchema = v.looseObject({
 /** Either check answer: the tier decides which (docs/api.md §2.1, §2.4). */
 export const CheckAnswerSchema = v.union([CheckAnswerPaidSchema, CheckAnswerFreeSchema]);
 
-/** Spec §2.7: the payment-status result. */
+/** docs/api.md §2.7: the payment-status result. */
 export const PaymentStatusAnswerSchema = v.looseObject({
   id: about(text, 'Receipt id, prefix ps-.'),
   type: v.literal('payment-status'),
@@ -156,7 +197,7 @@ export const PaymentStatusAnswerSchema = v.looseObject({
   ...HostedTier,
 });
 
-/** Spec §2.8: the lookup answer; entries are documented in `docs/lookup.md`. */
+/** docs/api.md §2.8: the lookup answer; entries are documented in `docs/lookup.md`. */
 export const LookupAnswerSchema = v.looseObject({
   results: v.array(object),
   facts_only: v.array(object),
@@ -213,7 +254,7 @@ const PackFileSchema = v.looseObject({
   content_base64: text,
 });
 
-/** Spec §2.9: the setup pack, always paid. */
+/** docs/api.md §2.9: the setup pack, always paid. */
 export const SetupPackAnswerSchema = v.looseObject({
   product: text,
   title: text,

@@ -39,7 +39,7 @@ export function decideSpend(budget: Budget, network: string, amountAtomic: strin
   if (cost > left) {
     return {
       ok: false,
-      message: `refused before signing: USD ${usdText(cost)} would exceed the budget left, USD ${usdText(left)} of ${usdText(budget.limit)}`,
+      message: `refused before signing: USD ${scaledUsdText(cost)} would exceed the budget left, USD ${scaledUsdText(left)} of ${scaledUsdText(budget.limit)}`,
     };
   }
   return { ok: true, cost };
@@ -51,7 +51,7 @@ export function commitSpend(budget: Budget, cost: bigint): Budget {
 }
 
 /** A 10^-18 USD amount as a plain decimal. */
-export function usdText(scaled: bigint): string {
+export function scaledUsdText(scaled: bigint): string {
   const digits = scaled.toString().padStart(SCALE + 1, '0');
   const fraction = digits.slice(-SCALE).replace(/0+$/, '');
   const whole = digits.slice(0, -SCALE);

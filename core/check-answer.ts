@@ -7,21 +7,15 @@
 
 import type { CheckFreeAnswer, CheckFullAnswer } from './answer-schemas.ts';
 import { decodeChallenge } from './challenge.ts';
+import { decideOnSentChallenge, type SentCheck, sentChallengeFacts } from './challenge-bound.ts';
 import { confidence } from './confidence.ts';
-import { HISTORY_LIMIT, observationOf, payToChanged, summarizeHistory } from './history.ts';
-import type {
-  ChallengeResult,
-  CheckRequest,
-  Decision,
-  Listing,
-  Observation,
-  ProbeOutcome,
-  Quality,
-} from './model.ts';
+import { observationOf, payToChanged, summarizeHistory } from './history.ts';
+import { LIMITS } from './limits.ts';
+import type { ChallengeResult, CheckRequest, Decision, Listing, Observation, ProbeOutcome } from './model.ts';
 import { buildPayment, optionPriceUsd, paymentTermsSha256 } from './payment.ts';
-import { assessQuality } from './quality.ts';
+import { assessQuality, type Quality } from './quality.ts';
 import { reasonText } from './reasons.ts';
-import { badgeSnippets } from './receipt.ts';
+import { badgeSnippets, receiptUrlOf } from './receipt.ts';
 import { decide } from './verdict.ts';
 
 /** Everything one check is assembled from. */
@@ -45,6 +39,9 @@ export type CheckInput = {
   baseUrl: string;
   /** Receipt members that say who or what asked (task, client, ref; or the crawl's run and listing). */
   context: Record<string, unknown>;
+  /** The challenge the caller received and sent (`payment_required`): the verdict is then on it
+   *  (`core/challenge-bound.ts`). Absent or null: the plain check. */
+  sent?: SentCheck | null;
 };
 
 /** An assembled check, before it is signed. */
@@ -61,11 +58,6 @@ export type CheckAssembly = {
   /** The receipt of a free or dry-run check: the free answer, never the paid detail. */
   freeUnsigned: Record<string, unknown> & { id: string; issued_at: string };
 };
-
-/** Receipt URL of an id: one template for the answer, the receipt and the listings. */
-export function receiptUrlOf(baseUrl: string, id: string): string {
-  return `${baseUrl}/v1/receipts/${id}`;
-}
 
 /**
  * What a probe says, decoded once: a reused probe is the same object, and its challenge and quality depend on
@@ -92,9 +84,17 @@ export function readOutcome(outcome: ProbeOutcome): { challenge: ChallengeResult
 export function assembleCheck(input: CheckInput): CheckAssembly {
   const { outcome, request, now } = input;
   const read = readOutcome(outcome);
-  const decision = decide({ outcome, challenge: read.challenge, request, listing: input.listing, now });
-  const seen = seenBefore(input, observationOf(outcome, decision));
+  const live = decide({ outcome, challenge: read.challenge, request, listing: input.listing, now });
+  const sent = input.sent ?? null;
+  const bound =
+    sent === null ? null : decideOnSentChallenge({ live, sent, request, listing: input.listing, now });
+  const decision = bound?.decision ?? live;
+  // The history records what the probe saw, never terms a caller sent.
+  const seen = seenBefore(input, observationOf(outcome, live));
   const facts = checkFacts(input, decision, read, seen);
+  // Only when a challenge was sent: a check without one keeps its bytes (docs/decisions.md "Receipts").
+  const sentFacts =
+    sent === null || bound === null ? {} : { sent_challenge: sentChallengeFacts(sent, bound.requirement) };
   const context = {
     id: input.id,
     type: 'check',
@@ -122,13 +122,14 @@ export function assembleCheck(input: CheckInput): CheckAssembly {
     pay_to_changed: facts.pay_to_changed,
     reason_code: decision.reason,
     check_type: facts.check_type,
+    ...sentFacts,
   };
   return {
     decision,
     observation: input.cached ? null : seen.observation,
-    full: { ...facts, history_observations: seen.known ? seen.observations : null },
+    full: { ...facts, history_observations: seen.known ? seen.observations : null, ...sentFacts },
     free,
-    unsigned: { ...context, ...facts, ...tail },
+    unsigned: { ...context, ...facts, ...sentFacts, ...tail },
     // A receipt holds the answer its caller got (docs/api.md §2.6): the free answer (the reason by its code, as in every
     // receipt), what the public-state rule reads (where the expectation came from, the caller's own claim, whether
     // an expiry check was asked) and when the probe was made; never the paid detail (payment, quality, expiry block).
@@ -155,7 +156,7 @@ function seenBefore(input: CheckInput, observation: Observation): Seen {
     known: input.previous !== null,
     before,
     observation,
-    observations: [observation, ...before].slice(0, HISTORY_LIMIT),
+    observations: [observation, ...before].slice(0, LIMITS.historyKept),
   };
 }
 
@@ -190,7 +191,8 @@ function checkFacts(
     expected_pay_to: decision.expectedPayTo,
     expected_network: decision.expectedNetwork,
     expected_source: decision.expectedSource,
-    payment: pay ? buildPayment(option, new Date(outcome.probedAt)) : null,
+    // A sent requirement was received about now; the probe's own option when the probe was made.
+    payment: pay ? buildPayment(option, input.sent ? input.now : new Date(outcome.probedAt)) : null,
     probe: {
       probed_at: outcome.probedAt,
       cached: input.cached,

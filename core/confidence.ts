@@ -2,7 +2,7 @@
  * Confidence in a verdict (docs/api.md §2.1 `confidence`, docs/api.md §2.1).
  */
 
-/** Spec §2.1 `confidence`. */
+/** docs/api.md §2.1 `confidence`. */
 export type Confidence = 'high' | 'medium' | 'low';
 
 /** The facts confidence depends on. */

@@ -2,11 +2,10 @@
  * Observations of an endpoint's live terms and their summary (docs/api.md §2.1 `history_observations`, `history`,
  * `pay_to_changed`).
  */
+
+import { LIMITS } from './limits.ts';
 import type { Decision, HistorySummary, Observation, ProbeOutcome } from './model.ts';
 import { optionPriceUsd } from './payment.ts';
-
-/** Spec §8: the last 30 observations per endpoint are kept. */
-export const HISTORY_LIMIT = 30;
 
 const DAY_MS = 86_400_000;
 
@@ -50,7 +49,7 @@ export function sameTerms(a: Observation, b: Observation): boolean {
 }
 
 /**
- * Summary of at most the newest {@link HISTORY_LIMIT} observations (given newest first):
+ * Summary of at most the newest `LIMITS.historyKept` observations (given newest first):
  * `stable_since` is when the newest unbroken run of identical terms was first seen, `stable_for_days` the
  * whole days from then to `now`, `last_changed` the same instant when older kept observations had other
  * terms (null if the terms never changed), `drift` whether the newest terms differ from the previous
@@ -58,7 +57,7 @@ export function sameTerms(a: Observation, b: Observation): boolean {
  * @example summarizeHistory([], now) // { observations: 0, stable_for_days: null, ... }
  */
 export function summarizeHistory(newestFirst: Observation[], now: Date): HistorySummary {
-  const kept = newestFirst.slice(0, HISTORY_LIMIT);
+  const kept = newestFirst.slice(0, LIMITS.historyKept);
   const withTerms = kept.filter(hasTerms);
   const current = withTerms[0];
   if (current === undefined) {
@@ -84,7 +83,7 @@ export function summarizeHistory(newestFirst: Observation[], now: Date): History
 }
 
 /**
- * Spec §2.1 `pay_to_changed`: true when `current` asks a different wallet than the newest previous
+ * docs/api.md §2.1 `pay_to_changed`: true when `current` asks a different wallet than the newest previous
  * observation with terms on the same network, false when the same, null when there is nothing to compare
  * (no wallet now, or no earlier observation on that network). A flag only: it never changes the verdict.
  * @example payToChanged(previousNewestFirst, observationOf(outcome, decision))

@@ -1,7 +1,8 @@
 /**
  * RFC 6901 JSON pointers, read over a parsed JSON document: how an answer check addresses one exact field.
  */
-import type { JsonValue } from './tasks.ts';
+/** A JSON value, as `JSON.parse` returns it (an expected value, a POST body, a document a pointer reads). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * RFC 6901: the value at `pointer` in `document`; own members only, array indexes in canonical decimal form.

@@ -9,9 +9,10 @@
  * passes no other task of the run for the inputs that task would draw from the same seed: an answer built to satisfy
  * several tasks at once is not an answer to this one.
  */
-import { runCheck } from './answer-checks.ts';
+import { runAnswerCheck } from './answer-checks.ts';
+import type { JsonValue } from './json-pointer.ts';
 import { drawInputs, MIN_TABLE_ROWS } from './task-inputs.ts';
-import type { JsonValue, Task } from './tasks.ts';
+import type { Task } from './tasks.ts';
 
 /** Most answer bytes read and judged; a longer answer is not delivered (`answer_too_large`). */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -89,7 +90,7 @@ function failureOf(
 ): { why: FailureCode; detail: string } | null {
   const values = drawInputs(task.name, task.inputs, seed);
   for (const check of task.answer) {
-    const failed = runCheck(check, document, task.inputs, values);
+    const failed = runAnswerCheck(check, document, task.inputs, values);
     if (failed !== null) return failed;
   }
   return null;

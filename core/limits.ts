@@ -1,6 +1,10 @@
 /**
- * The published limits of docs/api.md §8, in one place: the rules document and the README quote these.
+ * The published limits of docs/api.md §8, in one place: the rules document and the README quote these, and every
+ * answer or description that names a price renders it from here ({@link priceText}).
  */
+import { atomicToUsdText } from './amount.ts';
+
+/** Quotas, reuse and history figures, and the prices in atomic USDC, as docs/api.md §8 states them. */
 export const LIMITS = {
   freeChecksPerDay: 5,
   /** Free checks from one client network (IPv4 /24, IPv6 /64) per UTC day. */
@@ -20,6 +24,7 @@ export const LIMITS = {
   dryRunsPerNetwork: 500,
   dryRunsPerSite: 1000,
   probeReuseSeconds: 300,
+  /** Observations kept per endpoint: the check's `history` and every store's observation reads. */
   historyKept: 30,
   /** Atomic USDC (6 decimals): USD 0.02. */
   checkPriceAtomic: '20000',

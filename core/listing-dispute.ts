@@ -4,9 +4,10 @@
  * competitor's URL with its own wallet; when the listings of a URL disagree on the wallet, the network or the price
  * (within one source or across sources), none of them is an expectation. First-party evidence, the origin's own
  * `/.well-known/x402` naming its own URL, outranks third-party listings: a third-party listing that contradicts it
- * is set aside, and only the rest must agree. Pure; the crawl plan and the stores' listing lookup both call it.
+ * is set aside, and only the rest must agree. Pure; the crawl plan and every store's listing lookup
+ * ({@link pickListing}) call it.
  */
-import type { Listing } from './model.ts';
+import type { HttpMethod, Listing } from './model.ts';
 
 /** The terms a dispute is about, named as the data files name them. */
 export const DISPUTE_FIELDS = ['pay_to', 'network', 'price_usd'] as const;
@@ -57,6 +58,20 @@ export function settleListings<L extends Evidence>(candidates: readonly L[]): Se
   if (fields.length === 0) return { disputed: false, pool: kept };
   const named = kept.filter((l) => fields.some((field) => keyOf(field, l) !== null));
   return { disputed: true, fields, listings: named };
+}
+
+/**
+ * The listing a check of an endpoint is held to, from every listing of its normalized URL: none when they disagree
+ * on wallet, network or price ({@link settleListings}); else the method's own listing if any, sources ranked by
+ * name so the choice is stable. Every store's listing lookup calls it.
+ * @example pickListing([{ …, method: 'POST', source: 'b' }, { …, method: 'GET', source: 'a' }], 'GET') // the GET one
+ */
+export function pickListing(candidates: readonly Listing[], method: HttpMethod): Listing | null {
+  const settled = settleListings(candidates);
+  if (settled.disputed) return null;
+  const same = settled.pool.filter((listing) => listing.method === method);
+  const pool = same.length > 0 ? same : settled.pool;
+  return [...pool].sort((a, b) => a.source.localeCompare(b.source))[0] ?? null;
 }
 
 function keysOf(field: DisputeField, listings: readonly Listing[]): Set<string> {

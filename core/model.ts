@@ -1,7 +1,12 @@
 /**
  * Domain types shared by more than one core module. Plain data only: no behaviour, no I/O.
+ *
+ * Naming (CONTRIBUTING "Conventions"): a type that is published JSON as it stands (a receipt or answer member of
+ * docs/api.md: {@link Observation}, {@link HistorySummary}, {@link ExpiryCheck}) keeps the wire's snake_case
+ * member names, so it goes out without a mapping that could change a receipt's bytes; every other type is
+ * camelCase, including the normalized x402 objects ({@link Accept}), whose protocol names are camelCase.
  */
-import type { QualityCode, Reason, Verdict } from './reasons.ts';
+import type { Reason, Verdict } from './reasons.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -74,7 +79,7 @@ export type Listing = {
   source: string;
 };
 
-/** One observation of an endpoint's live terms (docs/api.md §2.1 `history_observations`). */
+/** One observation of an endpoint's live terms; published as is (docs/api.md §2.1 `history_observations`). */
 export type Observation = {
   observed_at: string;
   http_status: number | null;
@@ -85,6 +90,7 @@ export type Observation = {
   pay_to: string | null;
 };
 
+/** The summary of an endpoint's observations; published as is (docs/api.md §2.1 `history`). */
 export type HistorySummary = {
   observations: number;
   stable_for_days: number | null;
@@ -105,6 +111,7 @@ export type CheckRequest = {
   skewS: number;
 };
 
+/** The expiry check of a challenge; published as is (docs/api.md §2.1 `expiry_check`). */
 export type ExpiryCheck = {
   checked_at: string;
   skew_s: number;
@@ -128,5 +135,3 @@ export type Decision = {
   expectedSource: 'request' | 'listing' | null;
   expiry: ExpiryCheck | null;
 };
-
-export type Quality = { code: QualityCode; checks: Record<string, boolean | number | string | null> };

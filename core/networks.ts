@@ -7,7 +7,7 @@
  * does not load the SDK and viem's list of chains. Nothing is retyped here except Solana mainnet USDC, which
  * `@x402/evm` cannot know.
  */
-import { SDK_MAINNET_USDC, SDK_V1_CHAIN_IDS } from './_sdk-networks.ts';
+import { SDK_MAINNET_USDC, SDK_V1_CHAIN_IDS, type Usdc } from './_sdk-networks.ts';
 
 export const BASE = 'eip155:8453';
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
@@ -15,7 +15,8 @@ export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 export const SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 const SOLANA_USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 
-export type Usdc = { network: string; asset: string; name: string; version: string; decimals: number };
+/** The shape of a canonical USDC; it sits with the generated table its rows come from. */
+export type { Usdc } from './_sdk-networks.ts';
 
 const usdcByNetwork = new Map<string, Usdc>(SDK_MAINNET_USDC.map((usdc) => [usdc.network, usdc]));
 usdcByNetwork.set(SOLANA, {

@@ -6,9 +6,9 @@
  */
 import { atomicToUsd, isAtomic } from './amount.ts';
 import { type PaidCallRecord, paidCallRecord } from './catalog.ts';
-import { receiptUrlOf } from './check-answer.ts';
 import { type AnswerVerdict, judgeAnswer, type KnownAnswerCase } from './known-answer.ts';
 import { canonicalUsdc } from './networks.ts';
+import { receiptUrlOf } from './receipt.ts';
 import type { CallRequest } from './tasks.ts';
 
 /** The paid terms (the check's approved payment). */

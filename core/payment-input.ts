@@ -11,9 +11,13 @@
  */
 import type * as v from 'valibot';
 import {
+  type Hex,
   isAddress,
   isBytes32,
+  PAYMENT_INPUT_CODES,
+  type PaymentInputCode,
   PaymentStatusInputSchema,
+  type PaymentTerms,
   type TermsSchema,
 } from './_payment-input-schemas.ts';
 import { type DecodedPayload, decodePayload, fail } from './_payment-payload.ts';
@@ -22,19 +26,15 @@ import { BASE, BASE_USDC, normalizeNetwork, sameAddress } from './networks.ts';
 import { parseTargetUrl } from './url.ts';
 
 // The schemas and the payload decoder live beside this module; its importers keep reaching them here.
-export { MAX_PAYLOAD_LENGTH, PaymentStatusInputSchema } from './_payment-input-schemas.ts';
+export {
+  type Hex,
+  MAX_PAYLOAD_LENGTH,
+  PAYMENT_INPUT_CODES,
+  type PaymentInputCode,
+  PaymentStatusInputSchema,
+  type PaymentTerms,
+} from './_payment-input-schemas.ts';
 export { type DecodedPayload, decodePayload } from './_payment-payload.ts';
-
-/** A hex string as sent: an address, a nonce or a transaction hash (case kept). */
-export type Hex = `0x${string}`;
-
-/** Payment terms as the caller states them (`terms`) or as a payload's `accepted` block carries them. */
-export type PaymentTerms = {
-  amount: string | null;
-  payTo: string | null;
-  asset: string | null;
-  network: string | null;
-};
 
 /** A validated payment-status request; every address and hash is exactly as sent (case kept). */
 export type PaymentStatusQuery = {
@@ -56,26 +56,6 @@ export type PaymentStatusQuery = {
   client: string | null;
   ref: string | null;
 };
-
-/** Stable 400 codes of docs/api.md §7; never rename one. */
-export const PAYMENT_INPUT_CODES = [
-  'missing_reference',
-  'bad_payload',
-  'bad_from',
-  'bad_nonce',
-  'bad_tx_hash',
-  'inconsistent',
-  'unsupported_network',
-  'unsupported_asset',
-  'bad_seller_url',
-  'bad_body',
-  // The check's label codes, and terms that are not an address, a network and an atomic amount.
-  'bad_client',
-  'bad_ref',
-  'bad_terms',
-] as const;
-/** One of the stable 400 codes of {@link PAYMENT_INPUT_CODES}. */
-export type PaymentInputCode = (typeof PAYMENT_INPUT_CODES)[number];
 
 /** The parsed query, or the 400 code and message the route answers with. */
 export type PaymentInputResult =

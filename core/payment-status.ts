@@ -34,9 +34,9 @@ export {
   type TermsMatch,
 } from './_payment-terms-match.ts';
 
-/** Spec §3.2 and §8. */
+/** docs/api.md §3.2 and §8. */
 export const MIN_CONFIRMATIONS = 10;
-/** Spec §3.2: seconds chain time must be past `validBefore` before re-signing is safe. */
+/** docs/api.md §3.2: seconds chain time must be past `validBefore` before re-signing is safe. */
 export const RESIGN_MARGIN_S = 120;
 
 /** True when no chain source answered: the route answers 503 `chain_unavailable` and charges nothing (§7). */
@@ -84,7 +84,7 @@ export function decidePaymentStatus(input: {
     status,
     reason,
     safe_to_retry_same_payload: true,
-    // Spec §3.2: the one case; classify() only reaches it with two agreeing sources past validBefore + 120 s.
+    // docs/api.md §3.2: the one case; classify() only reaches it with two agreeing sources past validBefore + 120 s.
     safe_to_resign: reason === 'expired_unused',
     why:
       paymentStatusReasonText(reason) +
@@ -162,7 +162,7 @@ function classify(answered: SourceEvidence[], validBefore: bigint | null, hasTxH
   if (validBefore === null) return out('valid_before_unknown', unused);
   const chainTime = minOf(unused.map((source) => source.headTime));
   if (chainTime === null) return out('sources_disagree');
-  // Spec §3.2: "past validBefore plus 120 seconds"; at exactly that second it is not yet past.
+  // docs/api.md §3.2: "past validBefore plus 120 seconds"; at exactly that second it is not yet past.
   if (BigInt(chainTime) <= deadline(validBefore)) return out('unused_not_expired', unused);
   if (new Set(unused.map((source) => source.name)).size < 2) return out('single_source', unused);
   return out('expired_unused', unused);
@@ -181,7 +181,7 @@ function cannotKnow(status: PaymentStatus, validBeforeFromCaller: boolean): stri
   return [
     ...always,
     'whether a facilitator or the seller still holds the signed payload and will submit it before valid_before',
-    // Spec §4 trusts a bare valid_before; only the signed payload proves it.
+    // docs/api.md §4 trusts a bare valid_before; only the signed payload proves it.
     ...(validBeforeFromCaller ? ['whether the valid_before you sent is the one the payer signed'] : []),
   ];
 }

@@ -8,7 +8,7 @@ import { type ExpirySource, isValidDate, optionExpiry } from './expiry.ts';
 import type { Accept } from './model.ts';
 import { canonicalUsdc, isCanonicalUsdc } from './networks.ts';
 
-/** Spec §2.2: the one payment a router may sign. The last four fields are kept for older clients. */
+/** docs/api.md §2.2: the one payment a router may sign. The last four fields are kept for older clients. */
 export type PaymentObject = {
   network: string;
   asset: string;
@@ -68,7 +68,7 @@ export function optionPriceUsd(option: Pick<Accept, 'network' | 'asset' | 'amoun
 export type HashedTerms = { network: string; asset: string; amountAtomic: string; payTo: string };
 
 /**
- * Spec §2.1 `payment_terms_sha256`: lower-case hex SHA-256 of the UTF-8 bytes of
+ * docs/api.md §2.1 `payment_terms_sha256`: lower-case hex SHA-256 of the UTF-8 bytes of
  * `network|asset|amount_atomic|pay_to`, lower-cased as a whole (so checksum casing of addresses never
  * changes the hash).
  * @example paymentTermsSha256({ network: 'eip155:8453', asset: '0x8335…', amountAtomic: '10000', payTo: '0x11…' })

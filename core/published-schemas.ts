@@ -13,14 +13,14 @@ const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const NullableNumber = v.nullable(v.number());
 const NullableString = v.nullable(v.string());
 
-export const SourceEntry = v.looseObject({
+export const SourceEntrySchema = v.looseObject({
   ok: v.boolean(),
   items: Count,
   note: v.string(),
   skipped: v.optional(v.boolean()),
 });
 
-export const SkipRecord = v.looseObject({
+export const SkipRecordSchema = v.looseObject({
   id: v.string(),
   url: v.string(),
   claimed_price_usd: v.optional(v.number()),
@@ -53,7 +53,7 @@ export const SkipPage = v.looseObject({
   recheck: Count,
   /** Endpoints carried from earlier runs; absent in runs published before it existed. */
   carried: v.optional(Count, 0),
-  sources: v.record(v.string(), SourceEntry),
+  sources: v.record(v.string(), SourceEntrySchema),
   dedupe: v.string(),
   method: v.string(),
   spot_check: v.string(),
@@ -61,10 +61,10 @@ export const SkipPage = v.looseObject({
   page_size: Count,
   page: v.pipe(Count, v.minValue(1)),
   pages: v.pipe(Count, v.minValue(1)),
-  skips: v.array(SkipRecord),
+  skips: v.array(SkipRecordSchema),
 });
 
-export const SaveEntry = v.looseObject({
+export const SaveEntrySchema = v.looseObject({
   id: v.string(),
   url: v.string(),
   method: v.string(),
@@ -91,10 +91,10 @@ export const Saves = v.looseObject({
   window_days: Count,
   since: Iso,
   count: Count,
-  saves: v.array(SaveEntry),
+  saves: v.array(SaveEntrySchema),
 });
 
-export const BazaarResult = v.looseObject({
+export const BazaarResultSchema = v.looseObject({
   rank: Count,
   url: v.string(),
   method: v.string(),
@@ -121,7 +121,7 @@ export const Bazaar = v.looseObject({
   pay: Count,
   skip: Count,
   recheck: Count,
-  results: v.array(BazaarResult),
+  results: v.array(BazaarResultSchema),
 });
 
 /** The rules document (`core/rules.ts`). Sections the crawl's version adds are optional, so either version reads. */

@@ -20,6 +20,7 @@ export const REASONS = [
   'bad_challenge',
   'ssrf_blocked',
   'challenge_expired',
+  'challenge_mismatch',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -42,6 +43,8 @@ const TEXT: Record<Reason, string> = {
   bad_challenge: 'The 402 payment terms could not be decoded or validated.',
   ssrf_blocked: 'The target address is not a public internet address; it was not contacted.',
   challenge_expired: 'Every Base USDC payment option expires within the allowed skew.',
+  challenge_mismatch:
+    'The payment requirement you received fails a rule, or differs from the terms the endpoint shows Spotcheck now.',
 };
 
 /** Plain words for a reason code, as the free tier shows them. */

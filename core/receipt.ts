@@ -2,6 +2,7 @@
  * Receipts (docs/api.md §2.6): public ids, the signing input, signing through an injected signer, badge snippets.
  * Pure: randomness and the Ed25519 key come in as parameters (the key lives in `io/keys.ts`).
  */
+import { escapeXml } from './format.ts';
 import { canonicalBytes, canonicalJson } from './jcs.ts';
 
 /** Id prefixes: `sc-` for checks, `ps-` for payment-status receipts (docs/api.md §2.6). */
@@ -29,6 +30,15 @@ export function newReceiptId(prefix: ReceiptIdPrefix, random: (n: number) => Uin
     throw new RangeError(`newReceiptId: random(${ID_RANDOM_BYTES}) returned ${bytes.length} bytes`);
   }
   return prefix + base32(bytes);
+}
+
+/**
+ * The public URL of a receipt (`GET /v1/receipts/{id}`, docs/api.md §2.6): the one template for answers, receipts,
+ * listings and the site.
+ * @example receiptUrlOf('https://s.example', 'sc-k3q…') // 'https://s.example/v1/receipts/sc-k3q…'
+ */
+export function receiptUrlOf(baseUrl: string, id: string): string {
+  return `${baseUrl}/v1/receipts/${id}`;
 }
 
 /**
@@ -136,7 +146,7 @@ export function badgeSnippets(input: BadgeInput): { markdown: string; html: stri
   const imageUrl = `${base}/badge/${encodeHost(input.host)}.svg`;
   const alt = `Spotcheck: ${input.verdict}`;
   const markdown = `[![${markdownText(alt)}](${markdownUrl(imageUrl)})](${markdownUrl(receiptUrl)})`;
-  const html = `<a href="${htmlAttr(receiptUrl)}"><img src="${htmlAttr(imageUrl)}" alt="${htmlAttr(alt)}"></a>`;
+  const html = `<a href="${escapeXml(receiptUrl)}"><img src="${escapeXml(imageUrl)}" alt="${escapeXml(alt)}"></a>`;
   return { markdown, html };
 }
 
@@ -198,13 +208,4 @@ const MARKDOWN_URL_ESCAPES: Record<string, string> = { '(': '%28', ')': '%29' };
 
 function markdownUrl(url: string): string {
   return url.replace(/[()<>\s]/g, (ch) => MARKDOWN_URL_ESCAPES[ch] ?? encodeURIComponent(ch));
-}
-
-function htmlAttr(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;');
 }

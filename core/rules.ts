@@ -5,21 +5,25 @@
  * are judged. Built from the constants the checks themselves use, so it cannot drift from them. The API serves it;
  * each crawl run writes the copy its code produced.
  */
+import { ALTERNATIVES_RULES } from './alternatives.ts';
 import { atomicToUsdText } from './amount.ts';
 import { CONFIDENCE_RULES } from './confidence.ts';
 import { FREE_TRIAL_HEADERS, FREE_TRIAL_RULES } from './free-trial.ts';
 import { HOSTED } from './hosted.ts';
 import { KNOWN_ANSWER_RULES } from './known-answer.ts';
-import { LIMITS } from './limits.ts';
+import { LIMITS, WATCH_LIMITS } from './limits.ts';
 import { LISTING_DISPUTE_RULE } from './listing-dispute.ts';
+import { listingNoteRules } from './listing-terms.ts';
 import { supportedNetworks } from './networks.ts';
+import { POLITENESS_RULES } from './politeness.ts';
+import { probeStateRules } from './probe-state.ts';
 import { PUBLIC_STATE_RULE } from './public-state.ts';
 import { QUALITY_CODES, REASONS, type Reason, reasonText, type Verdict } from './reasons.ts';
 import { REPUTATION_FORMULA } from './reputation.ts';
 import { CRAWL_METHOD, DEDUPE_RULE, SKIP_PAGE_SIZE } from './skip-listing.ts';
 
-/** Spec §9: the API description version. */
-export const API_VERSION = '0.42.1';
+/** docs/api.md §9: the API description version. */
+export const API_VERSION = '0.43.0';
 
 /** The verdict each reason code comes with (docs/api.md §3.1). */
 export const REASON_VERDICT: Record<Reason, Verdict> = {
@@ -38,6 +42,7 @@ export const REASON_VERDICT: Record<Reason, Verdict> = {
   bad_challenge: 'skip',
   ssrf_blocked: 'skip',
   challenge_expired: 'skip',
+  challenge_mismatch: 'skip',
 };
 
 /** docs/api.md §3.1, in the order the rules are tried. */
@@ -81,6 +86,10 @@ const VERDICT_RULES: ReadonlyArray<{ reason_codes: Reason[]; rule: string }> = [
   {
     reason_codes: ['challenge_expired'],
     rule: 'Expiry check asked, and the option to pay expires within skew_s seconds.',
+  },
+  {
+    reason_codes: ['challenge_mismatch'],
+    rule: 'A received challenge was sent (payment_required) and the live terms pass every rule above: the requirement to sign (selected_requirement, else the one these rules choose from the sent challenge) fails one of rules 6 to 10, or its network, asset, amount or pay_to are not among the options the live probe shows.',
   },
   {
     reason_codes: ['price_below_listing', 'price_ok'],

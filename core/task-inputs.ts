@@ -7,7 +7,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import * as v from 'valibot';
-import type { JsonValue } from './tasks.ts';
+import type { JsonValue } from './json-pointer.ts';
 
 /** Bytes of a call's seed (drawn by the caller's `random`); written as 32 lower-case hex digits. */
 export const SEED_BYTES = 16;

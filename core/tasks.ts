@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot';
 import { type AnswerCheck, CheckSchema, checkProblems, checkRefs } from './answer-checks.ts';
+import type { JsonValue } from './json-pointer.ts';
 import {
   drawInputs,
   type Inputs,
@@ -26,8 +27,6 @@ const TaskName = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'a ta
 const Text = v.pipe(v.string(), v.minLength(1), v.maxLength(500));
 const Scalar = v.union([v.string(), v.number(), v.boolean()]);
 
-/** A JSON value, as `JSON.parse` returns it (an expected value, a POST body). */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 const JsonValueSchema: v.GenericSchema<JsonValue> = v.union([
   v.string(),
   v.pipe(v.number(), v.finite()),

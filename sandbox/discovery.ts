@@ -15,7 +15,14 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Address, BASE, BASE_USDC, ONE_CENT, POLYGON, POLYGON_USDC } from './sellers/constants.ts';
+import {
+  type Address,
+  BASE,
+  BASE_USDC_TOKEN,
+  ONE_CENT,
+  POLYGON,
+  POLYGON_USDC_TOKEN,
+} from './sellers/constants.ts';
 import { send, sendJson, sendV2, v2Accept, v2Required } from './sellers/wire.ts';
 
 /** What the discovery lists claim about one endpoint, and how that differs from its live 402. */
@@ -158,7 +165,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
       case '/sellers/needs-params':
         if (url.searchParams.get('city') === null)
           return sendJson(res, 400, { error: 'query parameter city is required' });
-        return sendV2(res, v2Required(url.href, [v2Accept(BASE, BASE_USDC, options.payTo)]));
+        return sendV2(res, v2Required(url.href, [v2Accept(BASE, BASE_USDC_TOKEN, options.payTo)]));
       case '/sellers/needs-body':
         return void readJson(req).then((body) => {
           const valid =
@@ -167,7 +174,7 @@ export async function startDiscovery(options: DiscoveryOptions): Promise<Discove
             body?.max_tokens === NEEDS_BODY_EXAMPLE.max_tokens;
           if (!valid)
             return sendJson(res, 400, { error: 'a JSON body with prompt and max_tokens is required' });
-          return sendV2(res, v2Required(url.href, [v2Accept(BASE, BASE_USDC, options.payTo)]));
+          return sendV2(res, v2Required(url.href, [v2Accept(BASE, BASE_USDC_TOKEN, options.payTo)]));
         });
       default:
         return sendJson(res, 404, { error: 'not found' });
@@ -227,7 +234,7 @@ function cdpItem(l: ListedSeller) {
         scheme: 'exact',
         network: l.network,
         amount: l.amount,
-        asset: l.network === POLYGON ? POLYGON_USDC.asset : BASE_USDC.asset,
+        asset: l.network === POLYGON ? POLYGON_USDC_TOKEN.asset : BASE_USDC_TOKEN.asset,
         payTo: l.payTo,
         maxTimeoutSeconds: 60,
         extra: { name: 'USD Coin', version: '2' },
@@ -253,7 +260,7 @@ function x402scanItem(l: ListedSeller) {
         network: l.network === POLYGON ? 'polygon' : 'base',
         maxAmountRequired: Number(l.amount) / 1e6,
         payTo: l.payTo,
-        asset: BASE_USDC.asset,
+        asset: BASE_USDC_TOKEN.asset,
       },
     ],
   };

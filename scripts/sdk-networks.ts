@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_ASSETS } from '@x402/evm';
 import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
 import * as chains from 'viem/chains';
-import { evmChainId, type Usdc } from '../core/networks.ts';
+import type { Usdc } from '../core/_sdk-networks.ts';
+import { evmChainId } from '../core/networks.ts';
 
 /** The table as the SDK and viem give it today. */
 export function sdkNetworks(): { mainnetUsdc: Usdc[]; v1ChainIds: Record<string, number> } {
@@ -37,7 +38,9 @@ function render(): string {
  * Written by \`npm run sdk-networks\` (scripts/sdk-networks.ts) from @x402/evm and viem: do not edit by hand.
  * \`test/unit/core/sdk-networks.test.ts\` fails when it no longer matches them.
  */
-import type { Usdc } from './networks.ts';
+
+/** A canonical USDC: its network (CAIP-2), token address and EIP-712 domain name and version, decimals. */
+export type Usdc = { network: string; asset: string; name: string; version: string; decimals: number };
 
 /** The canonical USDC of each EVM mainnet in the SDK's \`DEFAULT_ASSETS\`. */
 export const SDK_MAINNET_USDC: readonly Usdc[] = ${JSON.stringify(mainnetUsdc)};

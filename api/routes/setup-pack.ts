@@ -42,7 +42,7 @@ export function setupPackRoutes(
             product: ready.product,
             title: ready.title,
             edition: ready.edition,
-            price_usdc: usdText(priceAtomic),
+            price_usdc: usdPriceText(priceAtomic),
             price_atomic: priceAtomic,
             files: ready.files,
           },
@@ -66,7 +66,7 @@ function sharedPack(baseUrl: string): Promise<SetupPack> {
 }
 
 /** `'9000000'` → `'9.00'`: at least two decimals, more only when the amount has them. */
-export function usdText(atomic: string): string {
+export function usdPriceText(atomic: string): string {
   const [whole, fraction = ''] = atomicToUsdText(atomic).split('.');
   return `${whole}.${fraction.padEnd(2, '0')}`;
 }

@@ -30,8 +30,8 @@ export type Terms = {
   maxTimeoutSeconds: number;
 };
 
-/** Everything the flow needs about one offer for one request. */
-export type Challenge = {
+/** One offer quoted for one request (its payment challenge, as the seller builds it): everything the flow needs. */
+export type OfferQuote = {
   method: string;
   requirements: PaymentRequirements[];
   resource: ResourceInfo;
@@ -63,13 +63,13 @@ export function parseRoute(route: string): { method: string; path: string } {
 }
 
 /** Builds the requirements, resource and enriched bazaar declaration of `offer`. */
-export async function buildChallenge(
+export async function buildQuote(
   server: x402ResourceServer,
   scheme: ExactEvmScheme,
   terms: Terms,
   offer: Offer,
   request: Request | null,
-): Promise<Challenge> {
+): Promise<OfferQuote> {
   if (!/^\d{1,30}$/.test(offer.priceAtomic)) {
     throw new TypeError(`x402 offer price must be atomic units, got '${offer.priceAtomic}'`);
   }
@@ -119,18 +119,18 @@ export async function buildChallenge(
   };
 }
 
-/** The v2 PaymentRequired object for a challenge, carrying `error` when given. */
+/** The v2 PaymentRequired object of a quote, carrying `error` when given. */
 export function paymentRequiredOf(
   server: x402ResourceServer,
-  challenge: Challenge,
+  quote: OfferQuote,
   error?: string,
 ): Promise<PaymentRequired> {
   return server.createPaymentRequiredResponse(
-    challenge.requirements,
-    challenge.resource,
+    quote.requirements,
+    quote.resource,
     error,
-    challenge.extensions,
-    challenge.transport,
+    quote.extensions,
+    quote.transport,
   );
 }
 

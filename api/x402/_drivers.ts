@@ -10,7 +10,7 @@ import type { FacilitatorClient, x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { EVM_NETWORK_CHAIN_ID_MAP } from '@x402/evm/v1';
 import { evmChainId } from '../../core/networks.ts';
-import { type Challenge, paymentRequiredOf, toV1Requirements } from './_challenge.ts';
+import { type OfferQuote, paymentRequiredOf, toV1Requirements } from './_challenge.ts';
 import type { PayloadV1 } from './_payment-header.ts';
 
 /** One version's verify and settle for one request. */
@@ -28,9 +28,9 @@ export type Driver = {
 };
 
 /** The v2 driver: the SDK resource server does the matching and talks to the facilitator. */
-export function v2Driver(server: x402ResourceServer, challenge: Challenge, payload: PaymentPayload): Driver {
-  const matched = server.findMatchingRequirements(challenge.requirements, payload);
-  const requirement = matched ?? challenge.requirements[0]!;
+export function v2Driver(server: x402ResourceServer, quote: OfferQuote, payload: PaymentPayload): Driver {
+  const matched = server.findMatchingRequirements(quote.requirements, payload);
+  const requirement = matched ?? quote.requirements[0]!;
   return {
     x402Version: 2,
     amountAtomic: requirement.amount,
@@ -38,12 +38,12 @@ export function v2Driver(server: x402ResourceServer, challenge: Challenge, paylo
     wireNetwork: requirement.network,
     async prepare() {
       if (!matched) return 'No matching payment requirements';
-      const advertised = await paymentRequiredOf(server, challenge);
+      const advertised = await paymentRequiredOf(server, quote);
       const echo = server.validateExtensions(advertised, payload);
       return echo.valid ? null : (echo.invalidReason ?? 'extension_echo_mismatch');
     },
-    verify: () => server.verifyPayment(payload, requirement, challenge.extensions, challenge.transport),
-    settle: () => server.settlePayment(payload, requirement, challenge.extensions, challenge.transport),
+    verify: () => server.verifyPayment(payload, requirement, quote.extensions, quote.transport),
+    settle: () => server.settlePayment(payload, requirement, quote.extensions, quote.transport),
   };
 }
 
@@ -66,12 +66,12 @@ export function createV1Support(facilitator: FacilitatorClient, v1Network: strin
 export function v1Driver(
   facilitator: FacilitatorClient,
   supportsV1: () => Promise<boolean>,
-  challenge: Challenge,
+  quote: OfferQuote,
   payload: PayloadV1,
   v1Network: string | null,
 ): Driver {
-  const requirement = challenge.requirements[0]!;
-  const requirementsV1 = toV1Requirements(requirement, challenge.resource, v1Network ?? '');
+  const requirement = quote.requirements[0]!;
+  const requirementsV1 = toV1Requirements(requirement, quote.resource, v1Network ?? '');
   // FacilitatorClient is typed with the v2 shapes only, though both SDK facilitators (HTTP and in-process)
   // route on `x402Version`; the payload was schema-checked by the header decoder.
   const wirePayload = payload as unknown as PaymentPayload;

@@ -4,16 +4,17 @@
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import { withPrivateCacheControl } from '@x402/core/server';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
+import { errorResponse } from '../errors.ts';
 import type { PaidAnswer, Settlement } from './_types.ts';
 
 /**
  * CORS header lists for x402 routes (docs/x402.md §9.16): browsers can read the payment headers only if they
  * are exposed, and a preflight must allow the buyer's payment headers. The seller sets the expose list on its
- * own answers; the app's preflight (OPTIONS) handler should allow `allowHeaders`.
+ * own answers; the app's lists (`api/app.ts`) start from both.
  */
 export const X402_CORS = {
   exposeHeaders: ['PAYMENT-REQUIRED', 'PAYMENT-RESPONSE', 'X-PAYMENT-RESPONSE'],
-  allowHeaders: ['PAYMENT-SIGNATURE', 'X-PAYMENT', 'Content-Type', 'Authorization'],
+  allowHeaders: ['content-type', 'authorization', 'payment-signature', 'x-payment'],
 } as const;
 
 const EXPOSE = X402_CORS.exposeHeaders.join(', ');
@@ -32,14 +33,6 @@ export function challengeResponse(
   });
   for (const [name, value] of Object.entries(headers)) out.set(name, value);
   return new Response(JSON.stringify(paymentRequired), { status: 402, headers: out });
-}
-
-/** The house error shape, `{"error":{"code","message"}}` (docs/api.md §7), never cached and without payment headers. */
-export function errorResponse(status: number, code: string, message: string): Response {
-  return new Response(JSON.stringify({ error: { code, message } }), {
-    status,
-    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
-  });
 }
 
 /** 502 when the facilitator did not answer (`verify`: nothing settled) or did not confirm a settlement (`settle`). */

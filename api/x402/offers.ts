@@ -27,7 +27,7 @@ type OfferSpec = {
 const WALLET = '0x1111111111111111111111111111111111111111';
 const TX = '0x5f1c0e0e7a4b0d3f8c2a9e1b6d4f7a2c3e5b8d1f0a9c7e6b5d4c3b2a1f0e9d8c';
 const NONCE = '0x8a3d5f0c1e2b4a6d8f0e1c3b5a7d9f2e4c6b8a0d1f3e5c7b9a2d4f6e8c0b1a3d';
-const paid = { tier: 'paid', charged_usd: '0.02', tx: TX };
+const paid = { tier: 'paid', charged_usd: atomicToUsdText(LIMITS.checkPriceAtomic), tx: TX };
 
 // Discovery input schemas are the schemas the routes publish (`core/request-schemas.ts`), never a copy. Their
 // members accept a query string's text as well as JSON values, so each example validates against its own schema
@@ -52,7 +52,7 @@ const checkOutput = {
 const lookupParams = propertiesOf(LookupInputSchema).properties;
 
 const statusBody = propertiesOf(PaymentStatusInputSchema).properties;
-// Spec §4: the GET form takes these query parameters.
+// docs/api.md §4: the GET form takes these query parameters.
 const STATUS_QUERY = ['payment_payload', 'tx_hash', 'from', 'nonce', 'valid_before', 'seller_url'];
 const statusParams = Object.fromEntries(
   Object.entries(statusBody).filter(([name]) => STATUS_QUERY.includes(name)),
@@ -73,7 +73,7 @@ const packOutput = {
   product: 'overnight-cos-pack',
   title: 'Overnight x402 buying: setup pack',
   price_usdc: '9.00',
-  price_atomic: '9000000',
+  price_atomic: LIMITS.setupPackPriceAtomic,
   files: {
     prompts: [
       {
@@ -111,7 +111,7 @@ const watchOutput = {
 const OFFERS: Record<OfferName, OfferSpec> = {
   check: {
     path: '/v1/products/endpoint-spot-check',
-    priceAtomic: '20000',
+    priceAtomic: LIMITS.checkPriceAtomic,
     description: 'Pre-payment check of an x402 endpoint: pay, skip or recheck, with a signed public receipt.',
     discovery: {
       GET: {
@@ -129,7 +129,7 @@ const OFFERS: Record<OfferName, OfferSpec> = {
   },
   lookup: {
     path: '/v1/lookup/paid',
-    priceAtomic: '20000',
+    priceAtomic: LIMITS.lookupPriceAtomic,
     description:
       'Catalog lookup: services for a task, sorted by known-answer pass rate over paid calls, then price.',
     discovery: {
@@ -142,7 +142,7 @@ const OFFERS: Record<OfferName, OfferSpec> = {
   },
   'payment-status': {
     path: '/v1/products/payment-status',
-    priceAtomic: '20000',
+    priceAtomic: LIMITS.paymentStatusPriceAtomic,
     description: 'Did a Base USDC (EIP-3009) payment land on chain, and is signing a new one safe?',
     discovery: {
       GET: {
@@ -208,6 +208,11 @@ export function offerFor(name: OfferName, baseUrl: string, method: OfferMethod =
     mimeType: 'application/json',
     discovery,
   };
+}
+
+/** The price of offer `name` in atomic USDC (`core/limits.ts`), for the texts that name it. */
+export function offerPriceAtomic(name: OfferName): string {
+  return OFFERS[name].priceAtomic;
 }
 
 /** The methods an offer is sold over, for routing (HEAD follows GET). */

@@ -7,7 +7,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BASE, BASE_USDC, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
+import { BASE, BASE_USDC_TOKEN, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
 import { base64Json, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
 
 /** One host of the fleet. */
@@ -30,7 +30,7 @@ async function startHosts(count: number): Promise<FleetHost[]> {
       req.resume();
       setTimeout(() => {
         inFlight--;
-        const required = v2Required(`http://x${req.url}`, [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
+        const required = v2Required(`http://x${req.url}`, [v2Accept(BASE, BASE_USDC_TOKEN, FLEET_WALLET)]);
         res.writeHead(402, { 'content-type': 'application/json', 'payment-required': base64Json(required) });
         res.end('{}');
       }, latencyMs);

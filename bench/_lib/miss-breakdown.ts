@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createReputationLookup } from '../../core/reputation.ts';
+import { createReputationLookup } from '../../api/reputation-lookup.ts';
 import { parseCidrList } from '../../core/ssrf.ts';
 import { createProber } from '../../io/probe/prober.ts';
 import { createJournal } from '../../io/receipts/journal.ts';

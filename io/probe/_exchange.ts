@@ -28,7 +28,7 @@ export type ExchangeContext = {
   readonly slots: AddressSlots;
   readonly addressQueueMs: number;
   /** The budget of each probe running, by its signal: queueing for a slot pauses it. */
-  readonly budgets: WeakMap<AbortSignal, Budget>;
+  readonly budgets: WeakMap<AbortSignal, TimeBudget>;
 };
 
 /** One probe in flight: its signal, the stage a timeout is named after, and the body of a POST. */
@@ -83,7 +83,7 @@ function connectTarget(
     accept: 'application/json',
     'user-agent': ctx.userAgent,
   };
-  // Spec §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, docs/api.md §2.10).
+  // docs/api.md §4: `method=POST` probes with an empty JSON body (a crawl: the listing's example body, docs/api.md §2.10).
   if (method === 'POST')
     Object.assign(headers, {
       'content-type': 'application/json',
@@ -133,7 +133,7 @@ async function takeSlot(ctx: ExchangeContext, run: ProbeRun, key: string): Promi
  * The budget of one probe: its signal aborts once `ms` have run, not counting the time paused (queued for an
  * address slot). One timer while it runs, none while paused.
  */
-export type Budget = {
+export type TimeBudget = {
   signal: AbortSignal;
   pause(): void;
   resume(): void;
@@ -143,7 +143,7 @@ export type Budget = {
 };
 
 /** Creates the budget of one probe, running from now. */
-export function createBudget(ms: number): Budget {
+export function createTimeBudget(ms: number): TimeBudget {
   const controller = new AbortController();
   let left = ms;
   let since = performance.now();

@@ -6,8 +6,11 @@
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { syncDir } from '../durable-file.ts';
-import { recordLine, segmentName, utcDay } from './_journal-segments.ts';
-import type { JournalPosition, JournalStats } from './journal.ts';
+import type { JournalPosition } from './_journal-segments.ts';
+import { recordLine, segmentDay, segmentName } from './_journal-segments.ts';
+
+/** Counters that show group commit at work. */
+export type JournalStats = { appended: number; batches: number; syncs: number; segments: number };
 
 type Pending = {
   line: string;
@@ -159,7 +162,7 @@ async function writeBatch(state: AppenderState, batch: Pending[]): Promise<void>
 /** The segment a batch goes to: the active one, or a new one on a new day or past the size cap. */
 async function segmentFor(state: AppenderState, firstSeq: number, incoming: number): Promise<Active> {
   const { dir } = state;
-  const day = utcDay(state.settings.now());
+  const day = segmentDay(state.settings.now());
   const active = state.active;
   if (
     active !== null &&

@@ -5,7 +5,9 @@
 import { createReadStream } from 'node:fs';
 import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JournalPosition } from './journal.ts';
+
+/** Where a record sits; `cursor` is what `replay({ since })` resumes after. */
+export type JournalPosition = { seq: number; segment: string; cursor: string };
 
 const SEGMENT_PATTERN = /^journal-(\d{8})-(\d{12})\.jsonl$/;
 const NEWLINE = 0x0a;
@@ -154,7 +156,7 @@ export async function truncateDurably(path: string, size: number): Promise<void>
 }
 
 /** The UTC day of `date` as `YYYYMMDD`, the day part of a segment name. */
-export function utcDay(date: Date): string {
+export function segmentDay(date: Date): string {
   return date.toISOString().slice(0, 10).replaceAll('-', '');
 }
 

@@ -17,8 +17,8 @@ export type ReceiptFileWriter = {
    */
   write(id: string, text: string): Promise<void>;
   /** Resolves once every file queued so far is written (or its failure logged). */
-  settle(): Promise<void>;
-  /** Settles, then stops the thread (a later `write` starts a new one). */
+  flush(): Promise<void>;
+  /** Flushes, then stops the thread (a later `write` starts a new one). */
   close(): Promise<void>;
 };
 
@@ -109,7 +109,7 @@ export function createReceiptFileWriter(dir: string): ReceiptFileWriter {
     waiters.push({ seq: sent, resolve });
     worker.postMessage({ seq: sent, files });
   };
-  const settle = (): Promise<void> => {
+  const flush = (): Promise<void> => {
     send();
     return done >= sent ? Promise.resolve() : new Promise((resolve) => waiters.push({ seq: sent, resolve }));
   };
@@ -124,9 +124,9 @@ export function createReceiptFileWriter(dir: string): ReceiptFileWriter {
       queued.push([id, text]);
       return written.promise;
     },
-    settle,
+    flush,
     async close() {
-      await settle();
+      await flush();
       const thread = worker;
       worker = null;
       await thread?.terminate();

@@ -16,9 +16,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Active, createAppender, type Settings } from './_journal-append.ts';
+import { type Active, createAppender, type JournalStats, type Settings } from './_journal-append.ts';
 import { acquireLock } from './_journal-lock.ts';
 import {
+  type JournalPosition,
   listSegments,
   type ReadOptions,
   readSegments,
@@ -26,9 +27,6 @@ import {
   tailOf,
   truncateDurably,
 } from './_journal-segments.ts';
-
-/** Where a record sits; `cursor` is what `replay({ since })` resumes after. */
-export type JournalPosition = { seq: number; segment: string; cursor: string };
 
 /** Options of {@link createJournal}. */
 export type JournalOptions = {
@@ -42,9 +40,6 @@ export type JournalOptions = {
   /** Clock for the day in segment names (default `new Date()`). */
   now?: () => Date;
 };
-
-/** Counters that show group commit at work. */
-export type JournalStats = { appended: number; batches: number; syncs: number; segments: number };
 
 /** An open journal; one writer process per directory (enforced with a lock file). */
 export type Journal = {
@@ -163,7 +158,9 @@ export async function readJournal(
   await readSegments(dir, files, visit, { ...options, tolerateTornTail: true });
 }
 
+export type { JournalStats } from './_journal-append.ts';
+/** Where a record sits (it sits with the segment reader, which resumes from its `cursor`) and the appender's counters. */
 /** What `replay` and `readJournal` take besides the visitor; it sits with the segment reader. */
-export type { ReadOptions } from './_journal-segments.ts';
+export type { JournalPosition, ReadOptions } from './_journal-segments.ts';
 /** Thrown by replay and on open for a line that is real corruption; it sits with the segment reader. */
 export { JournalCorruptError } from './_journal-segments.ts';

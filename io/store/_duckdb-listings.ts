@@ -4,11 +4,12 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { pickListing } from '../../core/listing-dispute.ts';
 import type { Listing } from '../../core/model.ts';
 import { CHUNK, double, select } from '../duckdb/query.ts';
 import { storedDouble } from './_duckdb-index-writes.ts';
 import { toListing } from './_rows.ts';
-import { hostOf, pickListing, type Store } from './port.ts';
+import { hostOf, type Store } from './port.ts';
 
 /** Listings the in-memory cache takes between two yields to the event loop while an import replaces it. */
 const LISTING_SLICE = 2000;

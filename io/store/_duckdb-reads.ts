@@ -5,11 +5,12 @@
  * gives it back.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { LIMITS } from '../../core/limits.ts';
 import type { HttpMethod } from '../../core/model.ts';
 import type { HostCheck, HostObservation } from '../../core/reputation.ts';
 import { select } from '../duckdb/query.ts';
 import { hostCheckOf, PUBLIC_FORMS_OF_HOST, toReceiptSummary, toStoredObservation } from './_rows.ts';
-import { OBSERVATIONS_KEPT, type Page, type ReceiptSummary, type Store } from './port.ts';
+import type { Page, ReceiptSummary, Store } from './port.ts';
 
 /** The reads of the store port that go to the tables after a flush. */
 export type IndexReads = Pick<
@@ -106,7 +107,7 @@ async function observationsByHost(
     db,
     `SELECT method || ' ' || url_norm AS endpoint, observed_at, http_status, price_usd, amount_atomic, network, asset,
        pay_to FROM observations WHERE host = ?
-     QUALIFY row_number() OVER (PARTITION BY url_norm, method ORDER BY observed_at DESC) <= ${OBSERVATIONS_KEPT}
+     QUALIFY row_number() OVER (PARTITION BY url_norm, method ORDER BY observed_at DESC) <= ${LIMITS.historyKept}
      ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`,
     [host],
   );

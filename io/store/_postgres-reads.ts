@@ -3,11 +3,13 @@
  * this instance queued; a read of an endpoint's observations merges in the rows still queued instead of waiting.
  */
 import type { Sql } from 'postgres';
+import { LIMITS } from '../../core/limits.ts';
+import { pickListing } from '../../core/listing-dispute.ts';
 import type { HttpMethod, Observation } from '../../core/model.ts';
 import type { HostObservation } from '../../core/reputation.ts';
 import type { PostgresWriter } from './_postgres-writer.ts';
 import { toHostCheck, toListing, toReceiptSummary, toStoredObservation } from './_rows.ts';
-import { OBSERVATIONS_KEPT, pickListing, type Store } from './port.ts';
+import type { Store } from './port.ts';
 
 type ReadMethods = Pick<
   Store,
@@ -47,7 +49,7 @@ function merged(rows: Observation[], before: Observation[], after: Observation[]
   for (const item of [...rows, ...before, ...after]) byTime.set(item.observed_at, item);
   return [...byTime.values()]
     .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
-    .slice(0, OBSERVATIONS_KEPT);
+    .slice(0, LIMITS.historyKept);
 }
 
 async function observations(
@@ -59,7 +61,7 @@ async function observations(
   // connection) has left them and may be missing from the rows, but was seen before.
   const before = writer.unflushed(urlNorm, method);
   const rows = await sql`SELECT * FROM observations WHERE url_norm = ${urlNorm} AND method = ${method}
-        ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}`;
+        ORDER BY observed_at DESC LIMIT ${LIMITS.historyKept}`;
   return merged(rows.map(toStoredObservation), before, writer.unflushed(urlNorm, method));
 }
 
@@ -69,7 +71,7 @@ async function endpoint({ sql, writer }: Reader, urlNorm: string, method: HttpMe
   const before = writer.unflushed(urlNorm, method);
   const rows = await sql`SELECT * FROM (SELECT 'o' AS kind, observed_at, http_status, price_usd,
           amount_atomic, network, asset, pay_to, NULL AS url, NULL AS method, NULL AS source FROM observations
-          WHERE url_norm = ${urlNorm} AND method = ${method} ORDER BY observed_at DESC LIMIT ${OBSERVATIONS_KEPT}) o
+          WHERE url_norm = ${urlNorm} AND method = ${method} ORDER BY observed_at DESC LIMIT ${LIMITS.historyKept}) o
         UNION ALL
         SELECT 'l', NULL, NULL, price_usd, NULL, network, asset, pay_to, url, method, source FROM listings
           WHERE url_norm = ${urlNorm}`;
@@ -123,7 +125,7 @@ async function observationsByHost(
   await writer.flush();
   const rows = await sql`SELECT * FROM (SELECT method || ' ' || url_norm AS endpoint, *, row_number() OVER
           (PARTITION BY url_norm, method ORDER BY observed_at DESC) AS n FROM observations WHERE host = ${host}) o
-        WHERE n <= ${OBSERVATIONS_KEPT} ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`;
+        WHERE n <= ${LIMITS.historyKept} ORDER BY observed_at DESC, endpoint LIMIT ${Math.max(0, Math.floor(limit))}`;
   return rows.map(
     (row): HostObservation => ({ ...toStoredObservation(row), endpoint: String(row.endpoint) }),
   );

@@ -4,6 +4,7 @@
  * visible to other instances a round trip after it was queued. A receipt the index refuses is remembered for
  * {@link PostgresWriter.committed}, so the ledger does not acknowledge it.
  */
+import { LRUCache } from 'lru-cache';
 import type { Sql, TransactionSql } from 'postgres';
 import type { HttpMethod, Observation } from '../../core/model.ts';
 import { isPublicState } from '../../core/public-state.ts';
@@ -33,10 +34,9 @@ export type PostgresWriter = {
 
 /** Creates the writer over a migrated pool. */
 export function createPostgresWriter(sql: Sql): PostgresWriter {
-  const refused = new Map<string, unknown>();
+  const refused = new LRUCache<string, { error: unknown }>({ max: REFUSED_KEPT });
   const refuse = (id: string, error: unknown) => {
-    if (refused.size >= REFUSED_KEPT) refused.delete(refused.keys().next().value as string);
-    refused.set(id, error);
+    refused.set(id, { error });
   };
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: ObservationRow[] = [];
@@ -85,7 +85,7 @@ export function createPostgresWriter(sql: Sql): PostgresWriter {
     flush,
     async committed(id) {
       await flush();
-      const error = refused.get(id);
+      const error = refused.get(id)?.error;
       if (refused.delete(id))
         throw new Error(`receipt ${id} is not committed in PostgreSQL`, { cause: error });
     },

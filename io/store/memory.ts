@@ -1,19 +1,14 @@
 /**
  * The store in memory: the reference implementation of the store contract, used by fast tests.
  */
+
 import { newestFirst, type PaidCallRecord } from '../../core/catalog.ts';
+import { LIMITS } from '../../core/limits.ts';
+import { pickListing } from '../../core/listing-dispute.ts';
 import type { HttpMethod, Listing, Observation } from '../../core/model.ts';
 import { isPublicState } from '../../core/public-state.ts';
 import type { HostCheck, HostObservation } from '../../core/reputation.ts';
-import {
-  endpointOf,
-  hostOf,
-  OBSERVATIONS_KEPT,
-  type PaidCallQuery,
-  pickListing,
-  type ReceiptRow,
-  type Store,
-} from './port.ts';
+import { endpointOf, hostOf, type PaidCallQuery, type ReceiptRow, type Store } from './port.ts';
 
 /** Creates an empty in-memory store. */
 export function createMemoryStore(): Store {
@@ -97,7 +92,7 @@ function addObservation(
   const list = state.observations.get(key(urlNorm, method)) ?? [];
   list.unshift(observation);
   list.sort((a, b) => b.observed_at.localeCompare(a.observed_at));
-  state.observations.set(key(urlNorm, method), list.slice(0, OBSERVATIONS_KEPT));
+  state.observations.set(key(urlNorm, method), list.slice(0, LIMITS.historyKept));
 }
 
 function latestReceiptByUrl(

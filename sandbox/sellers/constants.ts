@@ -3,6 +3,7 @@
  * (the asset the SDK resolves `"$0.01"` to), so the hand-written sellers quote exactly what SDK sellers quote.
  */
 import { DEFAULT_ASSETS } from '@x402/evm';
+import { BASE } from '../../core/networks.ts';
 
 export type Address = `0x${string}`;
 
@@ -18,20 +19,22 @@ export const ROTATING_WALLETS: readonly [Address, Address] = [
 /** The wallet `pay-to-listing` asks for: honest, but not the fleet's, so an expected `pay_to` of the fleet fails. */
 export const LISTING_WALLET: Address = '0x1157000000000000000000000000000000001157';
 
-export const BASE = 'eip155:8453' as const;
+/** Base mainnet, the network of the service's own checks; the one CAIP-2 constant of `core/networks.ts`. */
+export { BASE } from '../../core/networks.ts';
 export const BASE_SEPOLIA = 'eip155:84532' as const;
 export const POLYGON = 'eip155:137' as const;
 
 /** The canonical USDC of a network as `@x402/evm` ships it (docs/x402.md §3.2). */
-export function usdcOf(network: string): { asset: Address; name: string; version: string } {
+export function usdcTokenOf(network: string): { asset: Address; name: string; version: string } {
   const first = DEFAULT_ASSETS[network]?.[0];
   if (first?.symbol !== 'USDC') throw new Error(`sandbox: no USDC in @x402/evm for ${network}`);
   return { asset: first.asset as Address, name: first.name, version: first.version };
 }
 
-export const BASE_USDC = usdcOf(BASE);
-export const BASE_SEPOLIA_USDC = usdcOf(BASE_SEPOLIA);
-export const POLYGON_USDC = usdcOf(POLYGON);
+/** The tokens the sellers quote (address and EIP-712 domain), where `core/networks.ts` `BASE_USDC` is the address alone. */
+export const BASE_USDC_TOKEN = usdcTokenOf(BASE);
+export const BASE_SEPOLIA_USDC_TOKEN = usdcTokenOf(BASE_SEPOLIA);
+export const POLYGON_USDC_TOKEN = usdcTokenOf(POLYGON);
 
 /** DAI on Base: a real stablecoin on the right network that is not USDC (`not-usdc`). */
 export const BASE_DAI = {

@@ -8,11 +8,11 @@ import type { Reason, Verdict } from '../../core/reasons.ts';
 import {
   type Address,
   BASE,
-  BASE_USDC,
+  BASE_USDC_TOKEN,
   LISTING_WALLET,
   ONE_CENT,
   POLYGON,
-  POLYGON_USDC,
+  POLYGON_USDC_TOKEN,
 } from './constants.ts';
 
 /** Check parameters (docs/api.md §4 names) that turn a seller's default verdict into its `variant` verdict. */
@@ -63,13 +63,13 @@ const recheck = (reason: Reason, notes: string): Expectation => ({ verdict: 'rec
 export function buildExpectations(payTo: Address) {
   const onBase = (amountAtomic = ONE_CENT, to: string = payTo): ExpectedPayment => ({
     network: BASE,
-    asset: BASE_USDC.asset,
+    asset: BASE_USDC_TOKEN.asset,
     amountAtomic,
     payTo: to,
   });
   const onPolygon: ExpectedPayment = {
     network: POLYGON,
-    asset: POLYGON_USDC.asset,
+    asset: POLYGON_USDC_TOKEN.asset,
     amountAtomic: ONE_CENT,
     payTo,
   };

@@ -8,15 +8,15 @@ import {
   ATTACKER_WALLET,
   BASE,
   BASE_DAI,
-  BASE_SEPOLIA_USDC,
-  BASE_USDC,
+  BASE_SEPOLIA_USDC_TOKEN,
+  BASE_USDC_TOKEN,
   LISTING_WALLET,
   LOOKALIKE_USDC,
   POLYGON,
-  POLYGON_USDC,
+  POLYGON_USDC_TOKEN,
   ROTATING_WALLETS,
 } from './constants.ts';
-import type { SellerContext } from './types.ts';
+import type { SellerOptions } from './types.ts';
 import {
   base64Json,
   requestUrl,
@@ -30,14 +30,14 @@ import {
   v2Required,
 } from './wire.ts';
 
-type Factory = (ctx: SellerContext) => RequestListener;
+type Factory = (ctx: SellerOptions) => RequestListener;
 
 /** An honest v2 402 on Base USDC to `payTo`, with optional extra response headers. */
 const honestV2 =
   (headers: Record<string, string> = {}): Factory =>
   ({ payTo }) =>
   (req, res) =>
-    sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)]), headers);
+    sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, payTo)]), headers);
 
 /** Fixed size of the `big-header` description: its base64 header lands well past 40 KB. */
 export const BIG_DESCRIPTION_CHARS = 36_000;
@@ -47,7 +47,7 @@ export const handwritten = {
   'v1-only':
     ({ payTo }) =>
     (req, res) =>
-      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC, payTo)])),
+      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC_TOKEN, payTo)])),
 
   // No x402 convention exists for trials (docs/x402.md §7); this is the header docs/api.md §3.1 recognizes first.
   'free-trial': honestV2({ 'x-free-trial-remaining': '3' }),
@@ -68,7 +68,7 @@ export const handwritten = {
   'broken-header-v1-body':
     ({ payTo }) =>
     (req, res) => {
-      const accepts = [v1Accept(requestUrl(req), 'base', BASE_USDC, payTo)];
+      const accepts = [v1Accept(requestUrl(req), 'base', BASE_USDC_TOKEN, payTo)];
       sendV1(res, v1Required(accepts), { 'payment-required': base64Json(accepts) });
     },
 
@@ -76,7 +76,7 @@ export const handwritten = {
   'v2-body-only':
     ({ payTo }) =>
     (req, res) =>
-      sendJson(res, 402, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)])),
+      sendJson(res, 402, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, payTo)])),
 
   // docs/x402.md §9.6: GET answers 405, the paid route is POST.
   'post-only':
@@ -84,7 +84,7 @@ export const handwritten = {
     (req, res) => {
       if (req.method !== 'POST')
         return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'POST' });
-      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)]));
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, payTo)]));
     },
 
   'not-usdc':
@@ -95,12 +95,12 @@ export const handwritten = {
   'wrong-network':
     ({ payTo }) =>
     (req, res) =>
-      sendV2(res, v2Required(requestUrl(req), [v2Accept(POLYGON, POLYGON_USDC, payTo)])),
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(POLYGON, POLYGON_USDC_TOKEN, payTo)])),
 
   'testnet-only':
     ({ payTo }) =>
     (req, res) =>
-      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base-sepolia', BASE_SEPOLIA_USDC, payTo)])),
+      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base-sepolia', BASE_SEPOLIA_USDC_TOKEN, payTo)])),
 
   // The first option is cheaper, on Base, named "USD Coin", and pays an attacker with a look-alike token.
   'hostile-first':
@@ -110,7 +110,7 @@ export const handwritten = {
         res,
         v2Required(requestUrl(req), [
           v2Accept(BASE, LOOKALIKE_USDC, ATTACKER_WALLET, '1000'),
-          v2Accept(BASE, BASE_USDC, payTo),
+          v2Accept(BASE, BASE_USDC_TOKEN, payTo),
         ]),
       ),
 
@@ -118,7 +118,7 @@ export const handwritten = {
   'short-lived':
     ({ payTo }) =>
     (req, res) => {
-      const accept = { ...v2Accept(BASE, BASE_USDC, payTo), maxTimeoutSeconds: 5 };
+      const accept = { ...v2Accept(BASE, BASE_USDC_TOKEN, payTo), maxTimeoutSeconds: 5 };
       accept.validBefore = String(Math.floor(Date.now() / 1000) + 5);
       sendV2(res, v2Required(requestUrl(req), [accept]));
     },
@@ -127,7 +127,7 @@ export const handwritten = {
     let calls = 0;
     return (req, res) => {
       const wallet = ROTATING_WALLETS[calls++ % 2]!;
-      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, wallet)]));
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, wallet)]));
     };
   },
 
@@ -140,24 +140,24 @@ export const handwritten = {
           0,
           BIG_DESCRIPTION_CHARS,
         );
-      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)], description));
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, payTo)], description));
     },
 
   // docs/x402.md §9.9: a decimal USD amount where atomic units belong.
   'price-decimal':
     ({ payTo }) =>
     (req, res) =>
-      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC, payTo, '0.01')])),
+      sendV1(res, v1Required([v1Accept(requestUrl(req), 'base', BASE_USDC_TOKEN, payTo, '0.01')])),
 
   'pay-to-listing': () => (req, res) =>
-    sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, LISTING_WALLET)])),
+    sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, LISTING_WALLET)])),
 
   // The fleet wallet with a zero-width space appended renders as the honest 402, but no wallet
   // can sign to it.
   'hidden-payee':
     ({ payTo }) =>
     (req, res) =>
-      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, `${payTo}\u200b`)])),
+      sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, `${payTo}\u200b`)])),
 } satisfies Record<string, Factory>;
 
 export type HandwrittenName = keyof typeof handwritten;

@@ -6,7 +6,7 @@ import type { FacilitatorClient } from '@x402/core/server';
 import { type Address, FLEET_WALLET } from './constants.ts';
 import { buildExpectations, type Expectation, type SellerName } from './expectations.ts';
 import { type HandwrittenName, handwritten } from './handwritten.ts';
-import { listen } from './listen.ts';
+import { listenSeller } from './listen.ts';
 import { createOfflineFacilitator } from './offline-facilitator.ts';
 import { buildSdkSeller, SDK_NAMES, type SdkName } from './sdk.ts';
 import { type TransportName, transport } from './transport.ts';
@@ -15,11 +15,11 @@ import type { SellerSpec } from './types.ts';
 export {
   ATTACKER_WALLET,
   BASE_DAI,
-  BASE_USDC,
+  BASE_USDC_TOKEN,
   FLEET_WALLET,
   LISTING_WALLET,
   LOOKALIKE_USDC,
-  POLYGON_USDC,
+  POLYGON_USDC_TOKEN,
   ROTATING_WALLETS,
 } from './constants.ts';
 export type { Expectation, ExpectedPayment, SellerName, VariantRequest } from './expectations.ts';
@@ -77,7 +77,7 @@ export async function startSellers(options: SellerFleetOptions = {}): Promise<Se
     specs.set(name as SellerName, Promise.resolve(make({ payTo })));
 
   const results = await Promise.allSettled(
-    [...specs].map(async ([name, spec]) => [name, await listen(await spec, host)] as const),
+    [...specs].map(async ([name, spec]) => [name, await listenSeller(await spec, host)] as const),
   );
   const started = new Map(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
   const failed = results.find((r) => r.status === 'rejected');

@@ -10,7 +10,7 @@ import type { SellerSpec } from './types.ts';
 export type Listening = { url: string; close: () => Promise<void> };
 
 /** Starts `spec` on `host`, port 0. */
-export async function listen(spec: SellerSpec, host: string): Promise<Listening> {
+export async function listenSeller(spec: SellerSpec, host: string): Promise<Listening> {
   const server: Server =
     spec.kind === 'http' ? createHttpServer(spec.listener) : createNetServer(spec.onSocket);
   const sockets = new Set<Socket>();

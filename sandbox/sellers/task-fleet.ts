@@ -4,7 +4,7 @@
 import type { FacilitatorClient } from '@x402/core/server';
 import type { Task } from '../../core/tasks.ts';
 import type { Address } from './constants.ts';
-import { listen } from './listen.ts';
+import { listenSeller } from './listen.ts';
 import { createOfflineFacilitator } from './offline-facilitator.ts';
 import { buildTaskSellers, sandboxTasks, TASK_SELLER_WALLETS } from './task-sellers.ts';
 
@@ -24,7 +24,7 @@ export async function startTaskSellers(
   const facilitators = options.facilitator ? [options.facilitator, offline] : [offline];
   const specs = await buildTaskSellers(facilitators);
   const started = await Promise.allSettled(
-    specs.map(async ([name, spec]) => [name, await listen(spec, options.host ?? '127.0.0.1')] as const),
+    specs.map(async ([name, spec]) => [name, await listenSeller(spec, options.host ?? '127.0.0.1')] as const),
   );
   const up = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const closeAll = async () => {

@@ -5,8 +5,8 @@
  */
 import type { RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { BASE, BASE_USDC } from './constants.ts';
-import type { SellerContext, SellerSpec } from './types.ts';
+import { BASE, BASE_USDC_TOKEN } from './constants.ts';
+import type { SellerOptions, SellerSpec } from './types.ts';
 import { base64Json, requestUrl, sendV2, v2Accept, v2Required } from './wire.ts';
 
 /** Bytes `huge-body` streams after its valid header: 20 MiB. */
@@ -20,7 +20,7 @@ const REDIRECT_STATUSES = [302, 301, 307, 308] as const;
  * `hops` redirects, then an honest 402. The first Location is absolute, the rest root-relative, so a prober
  * must resolve both forms; statuses cycle through 302, 301, 307 and 308.
  */
-function redirectChain(base: string, hops: number): (ctx: SellerContext) => RequestListener {
+function redirectChain(base: string, hops: number): (ctx: SellerOptions) => RequestListener {
   return ({ payTo }) =>
     (req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
@@ -30,7 +30,7 @@ function redirectChain(base: string, hops: number): (ctx: SellerContext) => Requ
         return;
       }
       if (hop === hops) {
-        sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, payTo)]));
+        sendV2(res, v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, payTo)]));
         return;
       }
       const next = `${base}/${hop + 1}`;
@@ -46,7 +46,7 @@ function trapHeaders(url: string, payTo: string) {
   return {
     'content-type': 'application/json',
     'cache-control': 'no-store',
-    'payment-required': base64Json(v2Required(url, [v2Accept(BASE, BASE_USDC, payTo)])),
+    'payment-required': base64Json(v2Required(url, [v2Accept(BASE, BASE_USDC_TOKEN, payTo)])),
   };
 }
 
@@ -130,6 +130,6 @@ export const transport = {
       res.on('close', () => clearInterval(timer));
     },
   }),
-} satisfies Record<string, (ctx: SellerContext) => SellerSpec>;
+} satisfies Record<string, (ctx: SellerOptions) => SellerSpec>;
 
 export type TransportName = keyof typeof transport;

@@ -12,4 +12,4 @@ export type SellerSpec =
   | { kind: 'net'; path: string; onSocket: (socket: Socket) => void };
 
 /** What every seller factory receives. */
-export type SellerContext = { payTo: Address };
+export type SellerOptions = { payTo: Address };

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readPointer, runPaths } from '../../io/runs/paths.ts';
-import { BASE, BASE_USDC, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
+import { BASE, BASE_USDC_TOKEN, FLEET_WALLET } from '../../sandbox/sellers/constants.ts';
 import { base64Json, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
 import { ENTRY_ENV } from '../helpers/entry.ts';
 
@@ -49,7 +49,9 @@ async function startHost(): Promise<Host> {
     void held.then(() => setTimeout(answer, 150));
     const answer = () => {
       inFlight--;
-      const required = v2Required(`${host.origin}${req.url}`, [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
+      const required = v2Required(`${host.origin}${req.url}`, [
+        v2Accept(BASE, BASE_USDC_TOKEN, FLEET_WALLET),
+      ]);
       res.writeHead(402, { 'content-type': 'application/json', 'payment-required': base64Json(required) });
       res.end('{}');
     };

@@ -19,7 +19,7 @@ import { readSource, sourceSpecOf } from '../../crawl/sources/read-source.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { createProber } from '../../io/probe/prober.ts';
 import { runPaths } from '../../io/runs/paths.ts';
-import { BASE, BASE_USDC } from '../../sandbox/sellers/constants.ts';
+import { BASE, BASE_USDC_TOKEN } from '../../sandbox/sellers/constants.ts';
 import { type SellerFleet, startSellers } from '../../sandbox/sellers/index.ts';
 import { sendJson, sendV2, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
@@ -38,7 +38,14 @@ const item = (url: string, payTo: string) => ({
   type: 'http',
   x402Version: 2,
   accepts: [
-    { scheme: 'exact', network: BASE, amount: '10000', asset: BASE_USDC.asset, payTo, maxTimeoutSeconds: 60 },
+    {
+      scheme: 'exact',
+      network: BASE,
+      amount: '10000',
+      asset: BASE_USDC_TOKEN.asset,
+      payTo,
+      maxTimeoutSeconds: 60,
+    },
   ],
 });
 
@@ -62,7 +69,7 @@ beforeAll(async () => {
     if (path === '/.well-known/x402')
       return sendJson(res, 200, { x402Version: 2, items: [item(own, fleet.payTo)] });
     if (path === '/own-seller' && req.method === 'GET')
-      return sendV2(res, v2Required(own, [v2Accept(BASE, BASE_USDC, fleet.payTo)]));
+      return sendV2(res, v2Required(own, [v2Accept(BASE, BASE_USDC_TOKEN, fleet.payTo)]));
     return sendJson(res, 404, { error: 'not found' });
   });
   await new Promise<void>((resolve) => lists.listen(0, '127.0.0.1', resolve));

@@ -19,7 +19,7 @@ import { freePort, type ServerProcess, startServerProcess } from '../helpers/ser
 import { waitFor } from '../helpers/wait.ts';
 import { type PaidWorld, startPaidWorld, worldEnv } from '../helpers/world.ts';
 
-// Spec §8 literal, never read from core/limits.ts.
+// docs/api.md §8 literal, never read from core/limits.ts.
 const FREE_CHECKS = 5;
 const FREE_PER_NETWORK = 25;
 const RATE_PER_MINUTE = 120;

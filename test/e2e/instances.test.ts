@@ -24,7 +24,7 @@ import { freePort, type ServerProcess, startServerProcess } from '../helpers/ser
 import { waitFor } from '../helpers/wait.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld, worldEnv } from '../helpers/world.ts';
 
-// Spec §8 literals, never read from core/limits.ts or core/hosted.ts.
+// docs/api.md §8 literals, never read from core/limits.ts or core/hosted.ts.
 const FREE_CHECKS = 5;
 const PRICE = 20000n;
 const RATE_PER_MINUTE = 120;

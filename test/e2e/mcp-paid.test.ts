@@ -11,7 +11,7 @@ import type { PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PaidWorld, startPaidWorld } from '../helpers/world.ts';
 
-// Spec §8 literals, never read from core/limits.ts.
+// docs/api.md §8 literals, never read from core/limits.ts.
 const PRICE = 20000n;
 const FREE_CHECKS = 5;
 const IP = '192.0.2.90';

@@ -9,7 +9,7 @@ import { BASE, BASE_USDC } from '../../core/networks.ts';
 import { EXEMPT_SECRET } from '../helpers/service.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../helpers/world.ts';
 
-// Spec §8 literals, never read from core/limits.ts: a wrong published limit must fail here.
+// docs/api.md §8 literals, never read from core/limits.ts: a wrong published limit must fail here.
 /** USD 0.02 in atomic USDC. */
 const PRICE = 20000n;
 /** Free endpoint checks per client per UTC day. */
@@ -91,7 +91,7 @@ describe('a paid check', () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, unknown>;
 
-    // Spec §2.1: every field of the paid tier is present (free_trial_remaining only with free_trial_active).
+    // docs/api.md §2.1: every field of the paid tier is present (free_trial_remaining only with free_trial_active).
     const fields = [
       'verdict',
       'reason',

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld, worldEnv } from '../helpers/world.ts';
 
-// Spec §4 literal, never read from the code under test.
+// docs/api.md §4 literal, never read from the code under test.
 const PRICE = 20000n;
 const CHECK = '/v1/products/endpoint-spot-check';
 const STATUS = '/v1/products/payment-status';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, BASE_USDC } from '../../core/networks.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld } from '../helpers/world.ts';
 
-// Spec §8 literals, never read from core/limits.ts: a wrong published limit must fail here.
+// docs/api.md §8 literals, never read from core/limits.ts: a wrong published limit must fail here.
 /** USD 0.02 in atomic USDC. */
 const LOOKUP_PRICE = 20000n;
 /** USD 9 in atomic USDC. */

@@ -69,7 +69,7 @@ async function authorize(index: number, required: PaymentRequired, lifetimeS: nu
 
 /** Everything public or durable that a call could have left behind. */
 async function publicState(url: string) {
-  await paid.spot.service.deps.ledger.settle();
+  await paid.spot.service.deps.ledger.flushFiles();
   const { journal, receipts } = dataPaths(paid.spot.dataDir);
   let journalLines = 0;
   for (const name of await readdir(journal)) {

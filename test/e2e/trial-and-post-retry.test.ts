@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE, BASE_USDC } from '../../sandbox/sellers/constants.ts';
+import { BASE, BASE_USDC_TOKEN } from '../../sandbox/sellers/constants.ts';
 import { FLEET_WALLET } from '../../sandbox/sellers/index.ts';
 import { requestUrl, send, sendJson, sendV2, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
 import { EXEMPT_SECRET, startTestService, type TestService } from '../helpers/service.ts';
@@ -25,7 +25,7 @@ beforeAll(async () => {
     const path = new URL(req.url ?? '/', 'http://seller').pathname;
     seen.push(`${req.method} ${path}`);
     req.resume();
-    const challenge = () => v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC, FLEET_WALLET)]);
+    const challenge = () => v2Required(requestUrl(req), [v2Accept(BASE, BASE_USDC_TOKEN, FLEET_WALLET)]);
     if (path.startsWith('/trial/'))
       return sendV2(res, challenge(), { 'x-free-trial': decodeURIComponent(path.slice(7)) });
     if (path === '/trial-remaining-empty') return sendV2(res, challenge(), { 'x-free-trial-remaining': '' });

@@ -31,14 +31,14 @@ function heldWriter(dir: () => string): ReceiptFileWriter & { release(): void; h
     write(id: string, text: string) {
       if (real) return real.write(id, text);
       held.push([id, text]);
-      return gate.then(() => real?.settle());
+      return gate.then(() => real?.flush());
     },
-    async settle() {
+    async flush() {
       if (held.length > 0) await gate;
-      await real?.settle();
+      await real?.flush();
     },
     async close() {
-      await writer.settle();
+      await writer.flush();
       await real?.close();
     },
     release() {
@@ -78,7 +78,7 @@ describe('receipt files off the request path', () => {
     expect((await verifyReceipt(receipt, jwks)).ok).toBe(true);
 
     writer.release();
-    await service.deps.ledger.settle();
+    await service.deps.ledger.flushFiles();
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(receipt);
   });
 });

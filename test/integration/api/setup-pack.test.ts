@@ -15,7 +15,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { H3 } from 'h3';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { setupPackRoutes, usdText } from '../../../api/routes/setup-pack.ts';
+import { setupPackRoutes, usdPriceText } from '../../../api/routes/setup-pack.ts';
 import { createSales } from '../../../api/sales.ts';
 import { createSeller } from '../../../api/x402/seller.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
@@ -171,7 +171,7 @@ describe('price text', () => {
     ['1500000', '1.50'],
     ['1234567', '1.234567'],
   ])('%s atomic is USD %s', (atomic, text) => {
-    expect(usdText(atomic)).toBe(text);
+    expect(usdPriceText(atomic)).toBe(text);
   });
 });
 

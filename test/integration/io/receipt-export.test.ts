@@ -53,7 +53,7 @@ async function issue(n: number): Promise<Map<string, string>> {
     await ledger.issue(unsigned, { row, observation: null, attached: null });
     ids.push(id);
   }
-  await ledger.settle();
+  await ledger.flushFiles();
   const texts = new Map<string, string>();
   for (const id of ids) texts.set(id, await readFile(join(dir, 'receipts', `${id}.json`), 'utf8'));
   return texts;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ATTACKER_WALLET,
   BASE_DAI,
-  BASE_USDC,
+  BASE_USDC_TOKEN,
   BIG_DESCRIPTION_CHARS,
   createOfflineFacilitator,
   type ExpectedPayment,
@@ -22,7 +22,7 @@ import {
   HUGE_BODY_BYTES,
   LISTING_WALLET,
   LOOKALIKE_USDC,
-  POLYGON_USDC,
+  POLYGON_USDC_TOKEN,
   ROTATING_WALLETS,
   SELLER_NAMES,
   type SellerFleet,
@@ -94,7 +94,7 @@ describe('SDK sellers', () => {
       expect.objectContaining({
         network: 'eip155:8453',
         amount: '10000',
-        asset: BASE_USDC.asset,
+        asset: BASE_USDC_TOKEN.asset,
         payTo: FLEET_WALLET,
       }),
     ]);
@@ -122,12 +122,12 @@ describe('SDK sellers', () => {
     expect(sepolia).toEqual([
       expect.objectContaining({ network: 'eip155:84532', asset: expect.any(String) }),
     ]);
-    expect(sepolia[0]!.asset).not.toBe(BASE_USDC.asset);
+    expect(sepolia[0]!.asset).not.toBe(BASE_USDC_TOKEN.asset);
     expect(await sdkAccepts('sdk-expensive')).toEqual([expect.objectContaining({ amount: '500000' })]);
     const two = await sdkAccepts('sdk-two-options');
     expect(two.map((a) => [a.network, a.asset])).toEqual([
-      ['eip155:8453', BASE_USDC.asset],
-      ['eip155:137', POLYGON_USDC.asset],
+      ['eip155:8453', BASE_USDC_TOKEN.asset],
+      ['eip155:137', POLYGON_USDC_TOKEN.asset],
     ]);
   });
 });
@@ -145,7 +145,7 @@ describe('hand-written sellers', () => {
     expect(res.headers.get('x-free-trial')).toBe('unlimited');
     expect(res.headers.get('x-free-trial-remaining')).toBeNull();
     expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts).toEqual([
-      expect.objectContaining({ network: 'eip155:8453', asset: BASE_USDC.asset, payTo: FLEET_WALLET }),
+      expect.objectContaining({ network: 'eip155:8453', asset: BASE_USDC_TOKEN.asset, payTo: FLEET_WALLET }),
     ]);
   });
 
@@ -199,11 +199,11 @@ describe('hand-written sellers', () => {
       expect.objectContaining({ network: 'eip155:8453', asset: BASE_DAI.asset }),
     ]);
     expect(await liveOptions(fleet.urls['wrong-network'])).toEqual([
-      expect.objectContaining({ network: 'eip155:137', asset: POLYGON_USDC.asset }),
+      expect.objectContaining({ network: 'eip155:137', asset: POLYGON_USDC_TOKEN.asset }),
     ]);
     const hostile = await liveOptions(fleet.urls['hostile-first']);
     expect(hostile[0]).toMatchObject({ asset: LOOKALIKE_USDC.asset, payTo: ATTACKER_WALLET });
-    expect(hostile[1]).toMatchObject({ asset: BASE_USDC.asset, payTo: FLEET_WALLET });
+    expect(hostile[1]).toMatchObject({ asset: BASE_USDC_TOKEN.asset, payTo: FLEET_WALLET });
     expect(await liveOptions(fleet.urls['pay-to-listing'])).toEqual([
       expect.objectContaining({ payTo: LISTING_WALLET }),
     ]);
@@ -321,7 +321,7 @@ describe('facilitator option', () => {
       scheme: 'exact',
       network: 'eip155:8453' as const,
       amount: '10000',
-      asset: BASE_USDC.asset,
+      asset: BASE_USDC_TOKEN.asset,
       payTo: FLEET_WALLET,
       maxTimeoutSeconds: 60,
       extra: {},

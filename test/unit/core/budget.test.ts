@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitSpend, createBudget, decideSpend, usdText } from '../../../core/budget.ts';
+import { commitSpend, createBudget, decideSpend, scaledUsdText } from '../../../core/budget.ts';
 import { BASE } from '../../../core/networks.ts';
 
 describe('the known-answer budget', () => {
@@ -32,7 +32,7 @@ describe('the known-answer budget', () => {
   });
 
   it('prints scaled amounts as plain decimals', () => {
-    expect(usdText(0n)).toBe('0');
-    expect(usdText(10n ** 18n * 12n + 5n * 10n ** 16n)).toBe('12.05');
+    expect(scaledUsdText(0n)).toBe('0');
+    expect(scaledUsdText(10n ** 18n * 12n + 5n * 10n ** 16n)).toBe('12.05');
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { barChart } from '../../../core/charts.ts';
-import { formatCount, formatShare, formatTime, formatUsd, receiptView } from '../../../core/format.ts';
+import {
+  escapeXml,
+  formatCount,
+  formatShare,
+  formatTime,
+  formatUsd,
+  receiptView,
+} from '../../../core/format.ts';
 import { headersFile, siteCacheControl } from '../../../core/site-cache.ts';
 
 describe('site formatting', () => {
@@ -40,6 +47,16 @@ describe('site formatting', () => {
     expect(view.terms.find((f) => f.label === 'Pay to')?.value).toBe('—');
     expect(view.decision.find((f) => f.label === 'Listed in')?.value).toBe('cdp');
     expect(receiptView({ id: 'sc-y', verdict: 'pay', reason: 'price_ok' }).signed).toBe(false);
+  });
+});
+
+describe('escapeXml', () => {
+  it('escapes the five characters markup gives meaning to, apostrophes as &#39;', () => {
+    expect(escapeXml(`<a href="x" title='y'>Tom & Jerry's</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;',
+    );
+    expect(escapeXml('&amp;')).toBe('&amp;amp;');
+    expect(escapeXml('plain text, ’curly’ quotes kept')).toBe('plain text, ’curly’ quotes kept');
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HISTORY_LIMIT, observationOf, payToChanged, summarizeHistory } from '../../../core/history.ts';
+import { observationOf, payToChanged, summarizeHistory } from '../../../core/history.ts';
+import { LIMITS } from '../../../core/limits.ts';
 import type { Accept, Challenge, Decision, Observation, ProbeOutcome } from '../../../core/model.ts';
 import { BASE, BASE_USDC } from '../../../core/networks.ts';
 
@@ -119,7 +120,7 @@ describe('summarizeHistory', () => {
     ).toBe(true);
   });
 
-  it(`keeps only the newest ${HISTORY_LIMIT}`, () => {
+  it(`keeps only the newest ${LIMITS.historyKept}`, () => {
     const history = Array.from({ length: 40 }, (_, i) => terms(day(i), i >= 30 ? { pay_to: B } : {}));
     expect(summarizeHistory(history, NOW)).toEqual({
       observations: 30,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LIMITS } from '../../../core/limits.ts';
+import { LIMITS, priceText } from '../../../core/limits.ts';
 
 // Every value is written out from docs/api.md §8 here, never derived from LIMITS itself.
 describe('LIMITS pins docs/api.md §8', () => {
@@ -43,5 +43,13 @@ describe('LIMITS pins docs/api.md §8', () => {
       paymentStatusPriceAtomic: '20000',
       setupPackPriceAtomic: '9000000',
     });
+  });
+});
+
+describe('priceText', () => {
+  it('writes a price as the texts name it, from atomic USDC', () => {
+    expect(priceText(LIMITS.checkPriceAtomic)).toBe('USD 0.02');
+    expect(priceText(LIMITS.setupPackPriceAtomic)).toBe('USD 9');
+    expect(priceText('10000')).toBe('USD 0.01');
   });
 });

@@ -4,10 +4,14 @@
  * One probe per key at a time: concurrent callers share the one in flight, so a burst of checks of the same URL
  * costs the target one request and every caller sees the same answer.
  *
- * Every outcome is stored, failures included: the spec promises that consecutive calls agree, and a target that
+ * Every outcome is stored, failures included: docs/api.md promises that consecutive calls agree, and a target that
  * timed out should not be hammered by retries for the next five minutes either.
+ *
+ * The entries live in an `lru-cache` bounded by count and by characters (docs/decisions.md "Libraries and what
+ * stays by hand"); freshness is decided here, against the injected clock, so a clock that steps back fails closed.
  */
-import type { HttpMethod, ProbeOutcome } from './model.ts';
+import { LRUCache } from 'lru-cache';
+import type { HttpMethod, ProbeOutcome } from '../../core/model.ts';
 
 /** A bounded, time-limited store of probe outcomes keyed by {@link probeKey}. */
 export type ProbeCache = {
@@ -21,11 +25,11 @@ export type ProbeCache = {
   readonly ttlSeconds: number;
   /** Stored entries (fresh or not yet evicted); in-flight runs are not counted. */
   readonly size: number;
-  /** What the stored outcomes hold, in string length (see `maxChars`). */
+  /** What the stored outcomes count against `maxChars`, in string length (one outcome counts at most `maxChars`). */
   readonly chars: number;
 };
 
-/** Options of {@link createProbeCache}; `now` is a millisecond clock (injected: core reads no clock). */
+/** Options of {@link createProbeCache}; `now` is a millisecond clock (injected, so tests step it). */
 export type ProbeCacheOptions = {
   ttlMs: number;
   maxEntries: number;
@@ -34,6 +38,8 @@ export type ProbeCacheOptions = {
    *  hostile target sending the largest headers and body the prober accepts fills it, not the heap. */
   maxChars?: number;
 };
+
+type Entry = { outcome: ProbeOutcome; startedAt: number };
 
 /**
  * The cache key of one probe: method and the URL exactly as requested (`parseTargetUrl(...).url.href`), not the
@@ -63,7 +69,8 @@ export function cachedProbe(
 
 /**
  * Creates a probe cache. Entries expire `ttlMs` after the probe started (the moment `probed_at` names) and the
- * least recently used entry is evicted past `maxEntries`.
+ * least recently used entries are evicted past `maxEntries` or `maxChars`; an outcome larger than the whole
+ * character budget is kept alone rather than refused.
  *
  * @example
  * const cache = createProbeCache({ ttlMs: 300_000, maxEntries: 10_000, now: Date.now });
@@ -71,45 +78,28 @@ export function cachedProbe(
  */
 export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
   const { ttlMs, maxEntries, now } = options;
-  const maxChars = options.maxChars ?? Number.POSITIVE_INFINITY;
+  const maxChars = options.maxChars ?? Number.MAX_SAFE_INTEGER;
   if (!(ttlMs >= 0) || !Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new RangeError('[probe-cache] ttlMs must be >= 0 and maxEntries an integer >= 1');
   }
-  // Map iteration order is insertion order; re-inserting on every hit makes the first key the least recent.
-  const stored = new Map<string, { outcome: ProbeOutcome; startedAt: number; chars: number }>();
+  if (!Number.isSafeInteger(maxChars) || maxChars < 1) {
+    throw new RangeError('[probe-cache] maxChars must be an integer >= 1');
+  }
+  const stored = new LRUCache<string, Entry>({
+    max: maxEntries,
+    maxSize: maxChars,
+    // Counted at most the whole budget, so an oversized outcome evicts every other entry instead of being refused.
+    sizeCalculation: (entry) => Math.min(sizeOf(entry.outcome), maxChars),
+  });
   const inFlight = new Map<string, Promise<ProbeOutcome>>();
-  let chars = 0;
-
-  function remove(key: string): void {
-    const entry = stored.get(key);
-    if (entry === undefined) return;
-    chars -= entry.chars;
-    stored.delete(key);
-  }
-
-  function store(key: string, outcome: ProbeOutcome, startedAt: number): void {
-    remove(key);
-    const size = sizeOf(outcome);
-    stored.set(key, { outcome, startedAt, chars: size });
-    chars += size;
-    while (stored.size > maxEntries || (chars > maxChars && stored.size > 1)) {
-      const oldest = stored.keys().next();
-      if (oldest.done === true) break;
-      remove(oldest.value);
-    }
-  }
 
   async function get(key: string, run: () => Promise<ProbeOutcome>) {
     const hit = stored.get(key);
     if (hit !== undefined) {
       // Fail closed on a clock that went backwards or NaN: the entry is treated as stale.
       const age = now() - hit.startedAt;
-      if (age >= 0 && age < ttlMs) {
-        stored.delete(key);
-        stored.set(key, hit);
-        return { outcome: hit.outcome, cached: true };
-      }
-      remove(key);
+      if (age >= 0 && age < ttlMs) return { outcome: hit.outcome, cached: true };
+      stored.delete(key);
     }
     const shared = inFlight.get(key);
     if (shared !== undefined) return { outcome: await shared, cached: true };
@@ -119,7 +109,7 @@ export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
     inFlight.set(key, pending);
     try {
       const outcome = await pending;
-      store(key, outcome, startedAt);
+      stored.set(key, { outcome, startedAt });
       return { outcome, cached: false };
     } finally {
       inFlight.delete(key);
@@ -135,7 +125,7 @@ export function createProbeCache(options: ProbeCacheOptions): ProbeCache {
       return stored.size;
     },
     get chars() {
-      return chars;
+      return stored.calculatedSize;
     },
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
-import { cachedProbe, createProbeCache, probeKey } from '../../../core/probe-cache.ts';
+import { cachedProbe, createProbeCache, probeKey } from '../../../io/probe/probe-cache.ts';
 
 function outcome(detail: string): ProbeOutcome {
   return { kind: 'timeout', detail, probedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 5000 };
@@ -153,5 +153,8 @@ describe('createProbeCache', () => {
   it('rejects nonsense options', () => {
     expect(() => createProbeCache({ ttlMs: -1, maxEntries: 1, now: () => 0 })).toThrow(RangeError);
     expect(() => createProbeCache({ ttlMs: 1, maxEntries: 0, now: () => 0 })).toThrow(RangeError);
+    expect(() => createProbeCache({ ttlMs: 1, maxEntries: 1, maxChars: 0, now: () => 0 })).toThrow(
+      RangeError,
+    );
   });
 });

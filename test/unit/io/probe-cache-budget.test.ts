@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ProbeOutcome } from '../../../core/model.ts';
-import { createProbeCache } from '../../../core/probe-cache.ts';
+import { createProbeCache } from '../../../io/probe/probe-cache.ts';
 
 const big = (n: number): ProbeOutcome => ({
   kind: 'response',
@@ -48,6 +48,8 @@ describe('probe cache budget', () => {
     const cache = createProbeCache({ ttlMs: 10, maxEntries: 10, maxChars: 1000, now: () => clock });
     await cache.get('a', async () => big(5000));
     expect(cache.size).toBe(1);
+    expect(cache.chars).toBeLessThanOrEqual(1000);
+    expect((await cache.get('a', async () => big(1))).cached).toBe(true);
     clock = 100;
     await cache.get('a', async () => big(10));
     expect(cache.chars).toBeLessThan(1000);
