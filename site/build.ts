@@ -22,18 +22,24 @@ import {
   readdir,
   readFile,
   readlink,
+  realpath,
   rename,
   rm,
   symlink,
   writeFile,
 } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { readConfig } from '../api/config.ts';
+import * as v from 'valibot';
+import { PAGE_SHELL_FILE, parseShell } from '../core/page-shell.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { headersFile } from '../core/site-cache.ts';
+import { readEnv, SHARED_ENV, sharedConfigOf } from '../io/environment.ts';
 import { isProcessAlive } from '../io/process-alive.ts';
+import { readSiteHistory } from './lib/endpoint-history.ts';
+import { writeEndpointPages } from './lib/endpoint-pages.ts';
 import { publishedRun, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
 import { SHELL_ID, writeReceiptPages } from './lib/receipt-pages.ts';
+import { writeSearchIndex } from './lib/search-index.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const KEPT_BUILDS = 2;
@@ -47,6 +53,16 @@ export type SiteBuild = {
   /** Pages Astro rendered, and receipt pages written from the shell. */
   pages: number;
   receipts: number;
+  /** Endpoint, host and task pages written from the history of the window, and the records of the search index. */
+  endpoints: {
+    endpoints: number;
+    hosts: number;
+    tasks: number;
+    searchRecords: number;
+    /** Files of those pages written, and kept unchanged from the build served before (linked, not written). */
+    written: number;
+    kept: number;
+  };
   /** False when a newer build had already been published (this one is kept but not served). */
   published: boolean;
   ms: number;
@@ -60,6 +76,8 @@ export async function buildSite(options: {
   dataDir: string;
   baseUrl: string;
   now?: Date;
+  /** Called with a line as each phase starts and ends (`npm run build:site` prints them). */
+  progress?: (line: string) => void;
 }): Promise<SiteBuild> {
   const started = performance.now();
   const dataDir = resolve(options.dataDir);
@@ -79,13 +97,18 @@ export async function buildSite(options: {
   await mkdir(work, { recursive: true });
   let pages: number;
   let receipts: number;
+  let endpoints: SiteBuild['endpoints'];
   const phases: Record<string, number> = {};
   const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
     const t = performance.now();
+    options.progress?.(`${phase}…`);
     const result = await run();
     phases[phase] = Math.round(performance.now() - t);
+    options.progress?.(`${phase}: done in ${(phases[phase] / 1000).toFixed(1)} s`);
     return result;
   };
+  // The build served now: pages whose bytes have not changed are linked from it (site/lib/page-writer.ts).
+  const previous = await realpath(join(dataDir, 'site')).catch(() => null);
   try {
     // One after the other: Astro's process has exited (and given back its memory) before the receipt pages start.
     pages = await timed('astro', () => astroBuild(input, stage, work));
@@ -93,6 +116,22 @@ export async function buildSite(options: {
     receipts = await timed('receipt pages', () => writeReceiptPages(input, join(work, 'receipts'), shell));
     await rm(join(stage, 'receipts'), { recursive: true, force: true });
     await rename(join(work, 'receipts'), join(stage, 'receipts'));
+    // Every run of the window is read once and grouped by endpoint; the pages are written from the groups.
+    const history = await timed('history', () => readSiteHistory(input));
+    const parts = parseShell(await shell);
+    // The server fills the same shell for receipts issued after this build and for a browser's error pages.
+    await writeFile(join(stage, PAGE_SHELL_FILE), await shell);
+    const written = await timed('endpoint pages', async () =>
+      writeEndpointPages(history, stage, parts, input.baseUrl, previous),
+    );
+    const searchRecords = await timed('search index', () => writeSearchIndex(written.records, stage));
+    endpoints = {
+      endpoints: written.endpoints,
+      hosts: written.hosts,
+      tasks: written.tasks,
+      searchRecords,
+      ...written.files,
+    };
     await timed('json twins', () => copyJsonTwins(input, stage));
     await writeFile(join(stage, '_headers'), headersFile());
     await rename(stage, out);
@@ -102,7 +141,7 @@ export async function buildSite(options: {
   }
   const published = await publish(dataDir, name);
   await prune(builds);
-  return { dir: out, pages, receipts, published, ms: performance.now() - started, phases, input };
+  return { dir: out, pages, receipts, endpoints, published, ms: performance.now() - started, phases, input };
 }
 
 /**
@@ -193,11 +232,17 @@ async function prune(builds: string): Promise<void> {
 }
 
 if (import.meta.main) {
-  const config = readConfig(process.env);
-  const result = await buildSite({ dataDir: config.dataDir, baseUrl: config.baseUrl });
+  // The variables the server and the crawl share (`DATA_DIR`, `BASE_URL`, their defaults), read as the crawl reads them.
+  const config = sharedConfigOf(readEnv(v.object(SHARED_ENV), process.env));
+  const result = await buildSite({
+    dataDir: config.dataDir,
+    baseUrl: config.baseUrl,
+    progress: (line) => console.log(`[spotcheck] ${line}`),
+  });
   const run = result.input.crawlRun?.runId ?? 'no published crawl yet';
+  const e = result.endpoints;
   console.log(
-    `[spotcheck] site built from ${run}: ${result.pages} pages and ${result.receipts} receipt pages in ${(result.ms / 1000).toFixed(1)} s`,
+    `[spotcheck] site built from ${run}: ${result.pages} pages and ${result.receipts} receipt pages, with ${e.endpoints} endpoint, ${e.hosts} host and ${e.tasks} task pages (${e.written} files written, ${e.kept} unchanged kept), in ${(result.ms / 1000).toFixed(1)} s`,
   );
   console.log(
     result.published

@@ -11,7 +11,9 @@
  */
 import { existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { escapeXml, type Fact, type ReceiptView, receiptView } from '../../core/format.ts';
+import { endpointKey, endpointKeyOfUrl } from '../../core/endpoint-paths.ts';
+import { receiptView } from '../../core/format.ts';
+import { parseShell, receiptPage } from '../../core/page-shell.ts';
 import { receiptFilePath } from './links.ts';
 import { eachIndexLine, readRunFile, type SiteInput } from './published.ts';
 import { receiptFile } from './receipts.ts';
@@ -20,29 +22,33 @@ import { parseFile, Receipt, Saves } from './schemas.ts';
 /** The id the shell page is rendered under (`/receipts/<SHELL_ID>/`, replaced by the receipt pages). */
 export const SHELL_ID = 'receipt-page-shell';
 
-/** The slots of the shell, as the Astro page writes them (letters and underscores survive any escaping). */
-export const SLOTS = {
-  title: '__SC_SLOT_TITLE__',
-  description: '__SC_SLOT_DESCRIPTION__',
-  body: '__SC_SLOT_BODY__',
-} as const;
-type Slot = keyof typeof SLOTS;
-
-/** Where one receipt of the build comes from: its file in a run folder, or the signed copy inside a save. */
-export type ReceiptSource = { id: string; file: string } | { id: string; copy: Record<string, unknown> };
+/**
+ * Where one receipt of the build comes from: its file in a run folder, or the signed copy inside a save; `endpoint`
+ * is the key of its endpoint's page (`core/endpoint-paths.ts`), null when its URL does not parse.
+ */
+export type ReceiptPageSource =
+  | { id: string; file: string; endpoint: string | null }
+  | { id: string; copy: Record<string, unknown>; endpoint: string | null };
 
 /** Every receipt that gets a page, once each, in index order (crawl run, bazaar check, then earlier saves). */
-export async function receiptSources(input: SiteInput): Promise<ReceiptSource[]> {
+export async function receiptPageSources(input: SiteInput): Promise<ReceiptPageSource[]> {
   const seen = new Set<string>();
-  const out: ReceiptSource[] = [];
-  const add = (source: ReceiptSource) => {
+  const out: ReceiptPageSource[] = [];
+  const add = (source: ReceiptPageSource) => {
     if (seen.has(source.id)) return;
     seen.add(source.id);
     out.push(source);
   };
   for (const run of [input.crawlRun, input.bazaarRun]) {
     if (run === null) continue;
-    await eachIndexLine(run.dir, (line) => add({ id: line.id, file: receiptFile(run.dir, line.id) }));
+    await eachIndexLine(run.dir, (line) => {
+      const urlNorm = (line as { url_norm?: unknown }).url_norm;
+      const endpoint =
+        typeof urlNorm === 'string'
+          ? endpointKey(urlNorm, line.method)
+          : endpointKeyOfUrl(line.url, line.method);
+      add({ id: line.id, file: receiptFile(run.dir, line.id), endpoint });
+    });
   }
   if (input.crawlRun !== null) {
     const runs = join(input.crawlRun.dir, '..');
@@ -51,7 +57,10 @@ export async function receiptSources(input: SiteInput): Promise<ReceiptSource[]>
       if (copy === undefined || seen.has(copy.id)) continue;
       // The earlier run's file while its folder is kept (byte for byte), else the copy the save carries.
       const file = save.run_id === undefined ? null : receiptFile(join(runs, save.run_id), copy.id);
-      add(file !== null && existsSync(file) ? { id: copy.id, file } : { id: copy.id, copy });
+      const endpoint = endpointKeyOfUrl(save.url, save.method);
+      add(
+        file !== null && existsSync(file) ? { id: copy.id, file, endpoint } : { id: copy.id, copy, endpoint },
+      );
     }
   }
   return out;
@@ -67,7 +76,7 @@ export async function writeReceiptPages(
   dir: string,
   shell: Promise<string>,
 ): Promise<number> {
-  const sources = await receiptSources(input);
+  const sources = await receiptPageSources(input);
   mkdirSync(dir, { recursive: true });
   // Synchronous calls, one receipt after another: on this disk, 64 at once through the thread pool was no faster
   // and cost more CPU (bench/site.ts; BENCHMARKS.md at 6d8da5c, §6).
@@ -85,64 +94,14 @@ export async function writeReceiptPages(
         : parseFile(Receipt, source.copy, `the save of ${source.id}`);
     writeFileSync(
       join(dir, source.id, 'index.html'),
-      receiptPage(parts, receiptView(receipt), input.baseUrl),
+      receiptPage(parts, receiptView(receipt), {
+        baseUrl: input.baseUrl,
+        raw: receiptFilePath(source.id),
+        endpoint: source.endpoint,
+      }),
     );
   }
   return sources.length;
-}
-
-/** The shell cut at its slots: literal text at even positions, slot names at odd ones. */
-export function parseShell(html: string): string[] {
-  const parts = html.split(/__SC_SLOT_([A-Z]+)__/);
-  const names = parts.filter((_, i) => i % 2 === 1);
-  for (const slot of Object.keys(SLOTS))
-    if (!names.includes(slot.toUpperCase())) throw new Error(`the receipt page shell has no ${slot} slot`);
-  return parts.map((part, i) => (i % 2 === 1 ? part.toLowerCase() : part));
-}
-
-/** One receipt's page: the shell with its slots filled (text escaped; the body is built escaped). */
-export function receiptPage(shell: readonly string[], view: ReceiptView, baseUrl: string): string {
-  const values: Record<Slot, string> = {
-    title: escapeXml(`Receipt ${view.id}`),
-    description: escapeXml(`${view.verdict}: ${view.why}`),
-    body: receiptBody(view, baseUrl),
-  };
-  let html = '';
-  for (let i = 0; i < shell.length; i++) html += i % 2 === 1 ? values[shell[i] as Slot] : shell[i];
-  return html;
-}
-
-/** What a receipt page says: the decision and why, the terms, the signature and kid, the raw file, the verifier. */
-function receiptBody(view: ReceiptView, baseUrl: string): string {
-  const e = escapeXml;
-  const file = receiptFilePath(view.id);
-  const permalink = `${baseUrl}/v1/receipts/${view.id}`;
-  const signed = view.signed
-    ? 'The signature covers the RFC 8785 canonical JSON of the receipt without its signature member.'
-    : 'This receipt is unsigned (issued before receipts were signed).';
-  return [
-    `<h1>Receipt <code>${e(view.id)}</code></h1>`,
-    `<p class="code">${e(view.title)}</p>`,
-    `<p>Decision: <span class="v-${e(view.verdict)}">${e(view.verdict)}</span>. ${e(view.why)}</p>`,
-    `<h2>Decision</h2>${facts(view.decision)}`,
-    `<h2>Payment terms</h2>${facts(view.terms)}`,
-    `<h2>Signature</h2>${facts(view.signature)}`,
-    `<p>${signed}</p>`,
-    `<ul><li><a href="${e(file)}">The raw signed receipt (JSON)</a>, also at <a href="${e(permalink)}">${e(permalink)}</a></li>`,
-    `<li><a href="/verify/?receipt=${e(encodeURIComponent(file))}">Verify this receipt in your browser</a></li></ul>`,
-    view.badgeMarkdown === null
-      ? ''
-      : `<h2>Badge snippet</h2><pre class="code">${e(view.badgeMarkdown)}</pre>`,
-  ].join('');
-}
-
-/** A list of labelled facts, as `site/components/Facts.astro` draws them. */
-function facts(list: readonly Fact[]): string {
-  const items = list.map(
-    (f) =>
-      `<dt>${escapeXml(f.label)}</dt><dd>${f.code ? `<code>${escapeXml(f.value)}</code>` : escapeXml(f.value)}</dd>`,
-  );
-  return `<dl class="facts">${items.join('')}</dl>`;
 }
 
 /** Published receipt files never change, so the build links them (a copy across devices). */

@@ -21,7 +21,7 @@ export const CurrentPointer = v.looseObject({
   published_at: Iso,
 });
 
-export const RunSummary = v.looseObject({
+export const RunSummarySchema = v.looseObject({
   run_id: v.string(),
   crawled_at: Iso,
   duration_s: v.number(),
@@ -35,7 +35,7 @@ export const RunSummary = v.looseObject({
   hosts: Count,
   saves: Count,
 });
-export const Stats = v.looseObject({ schema: v.literal(1), runs: v.array(RunSummary) });
+export const Stats = v.looseObject({ schema: v.literal(1), runs: v.array(RunSummarySchema) });
 
 /** A signed check receipt, as far as its page reads it. */
 export const Receipt = v.looseObject({

@@ -218,7 +218,8 @@ describe('the same builds copied to a plain static file server', () => {
       await page.getByRole('link', { name: 'Page 2 →' }).first().click();
       await page.waitForURL('**/v1/skips/page/2/');
       expect(await page.locator('tbody tr').count()).toBe(10);
-      await page.locator('tbody a').first().click();
+      // The last cell of a row links its receipt (the first links the endpoint's page).
+      await page.locator('tbody tr td:last-child a').first().click();
       await page.waitForURL('**/receipts/sc-*/');
       await page.getByRole('link', { name: 'Verify this receipt in your browser' }).click();
       await expect(
