@@ -24,7 +24,9 @@ const BENCHES: Entry[] = [
   { name: 'hosted-throughput', load: () => import('./hosted-throughput.ts') },
   { name: 'invoices', load: () => import('./invoices.ts') },
   { name: 'paid-check', load: () => import('./paid-check.ts') },
+  { name: 'guard', load: () => import('./guard.ts') },
   { name: 'mcp-check', load: () => import('./mcp-check.ts') },
+  { name: 'check-challenge', load: () => import('./check-challenge.ts') },
   { name: 'journal', load: () => import('./journal.ts') },
   { name: 'crawl', load: () => import('./crawl.ts') },
   // Writes and signs a 10,000-receipt run first.
