@@ -30,7 +30,13 @@ export type WatchDeliverer = {
   deliverDue(): Promise<number>;
 };
 
-const LEASE_MS = 60_000;
+/**
+ * A delivery's lease, and the most one attempt may take (`io/probe/webhook-post.ts`'s bound, with a margin): one
+ * whose turn comes (behind its receiver's other deliveries) with less lease left is given back unattempted, so an
+ * attempt is made by one instance only, and a dead instance's deliveries are taken by another within the lease.
+ */
+const LEASE_MS = 30_000;
+const ATTEMPT_TAKES_MS = 12_000;
 const BATCH = 100;
 
 /** Creates the worker. */
@@ -42,7 +48,13 @@ export function createWatchDeliverer(deps: DeliveryDeps): WatchDeliverer {
       await Promise.all(
         due.map((d) =>
           limiter
-            .run(receiverOf(d.webhookUrl), () => attempt(deps, d))
+            .run(receiverOf(d.webhookUrl), async () => {
+              if (deps.now().getTime() + ATTEMPT_TAKES_MS > d.leaseUntil) {
+                await deps.store.releaseDelivery(d.eventId, d.leaseUntil);
+                return;
+              }
+              await attempt(deps, d);
+            })
             .catch((error: unknown) => deps.log(`delivery ${d.eventId} failed: ${String(error)}`)),
         ),
       );

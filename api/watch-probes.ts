@@ -18,6 +18,7 @@ import {
   type WatchTerms,
 } from '../core/watch-events.ts';
 import type { ProbeCache } from '../io/probe/probe-cache.ts';
+import { PROBE_BUDGET_MS } from '../io/probe/prober.ts';
 import { hostOf } from '../io/store/port.ts';
 import type { DueEndpoint, NewEvent, WatchRow, WatchStore } from '../io/watches/port.ts';
 import { type CheckDeps, type CheckDraft, draftCheck } from './check.ts';
@@ -46,7 +47,15 @@ export type WatchProber = {
   delisted(url: string, method: HttpMethod, after?: Record<string, unknown>): Promise<void>;
 };
 
-const LEASE_MS = 60_000;
+/**
+ * How long a probe's lease lasts, and the most one probe may take (the probe's whole budget plus its wait for an
+ * address, `io/probe/prober.ts`): an endpoint whose turn comes (behind its host's other probes) with less lease
+ * left than that is given back unprobed, and a probe that outlived its lease writes nothing (`finishProbe`), so
+ * two instances never both tell a watch of one change. The lease is short so that the endpoints of an instance
+ * that died are probed by another within one interval (any interval of at least `LEASE_MS`; docs/deploy.md).
+ */
+export const PROBE_LEASE_MS = 15_000;
+const PROBE_TAKES_MS = 2 * PROBE_BUDGET_MS;
 const BATCH = 200;
 
 /** Creates the probing half of the watcher. */
@@ -54,11 +63,17 @@ export function createWatchProber(deps: WatcherDeps): WatchProber {
   const limiter = createHostLimiter(WATCH_LIMITS.probesPerHost);
   return {
     async probeDue() {
-      const due = await deps.store.claimDue(deps.check.now().getTime(), LEASE_MS, BATCH);
+      const due = await deps.store.claimDue(deps.check.now().getTime(), PROBE_LEASE_MS, BATCH);
       await Promise.all(
         due.map((endpoint) =>
           limiter
-            .run(hostOf(endpoint.url) ?? endpoint.url, () => probeEndpoint(deps, endpoint))
+            .run(hostOf(endpoint.url) ?? endpoint.url, async () => {
+              if (deps.check.now().getTime() + PROBE_TAKES_MS > endpoint.leaseUntil) {
+                await deps.store.releaseProbe(endpoint);
+                return;
+              }
+              await probeEndpoint(deps, endpoint);
+            })
             .catch((error: unknown) => deps.log(`probe of ${endpoint.url} failed: ${String(error)}`)),
         ),
       );
@@ -100,11 +115,11 @@ async function probeEndpoint(deps: WatcherDeps, endpoint: DueEndpoint): Promise<
     events.push(...made);
   }
   events.push(...expiringEvents(deps, watches, at));
-  // Acknowledged into the outbox before the schedule moves on: a kill in between probes again, never loses one.
-  await deps.store.record(events, at.getTime());
-  await deps.store.markExpiringSent(events.filter((e) => e.event === 'watch_expiring').map((e) => e.watchId));
-  const next = nextProbeAt(deps.check.now().getTime(), deps.intervalSeconds, deps.jitter);
-  await deps.store.finishProbe(endpoint.url, endpoint.method, states, next);
+  // Acknowledged into the outbox in the transaction that moves the schedule on, under this probe's lease: a kill
+  // before it probes again, never loses one; a lease that ran out (another instance took the endpoint) writes none.
+  const nextDueMs = nextProbeAt(deps.check.now().getTime(), deps.intervalSeconds, deps.jitter);
+  const held = await deps.store.finishProbe(endpoint, { states, nextDueMs, events, nowMs: at.getTime() });
+  if (!held) deps.log(`probe of ${endpoint.url} outlived its lease: its result is dropped`);
 }
 
 /** One check for watches sharing expectations: the next state, and their events (a receipt when it changed). */

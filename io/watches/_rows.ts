@@ -89,5 +89,6 @@ export function deliveryOf(r: Record<string, unknown>): Delivery {
     body: String(r.body),
     attempts: Number(r.attempts),
     firstDueMs: Number(r.first_due),
+    leaseUntil: Number(r.lease_until),
   };
 }

@@ -6,7 +6,7 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { select } from '../duckdb/query.ts';
 import { deliveryOf, eventOf, statesOf, WATCH_COLUMNS, watchOf, watchValues } from './_rows.ts';
-import type { WatchStore } from './port.ts';
+import type { NewEvent, WatchStore } from './port.ts';
 
 const SCHEMA = `
 CREATE SEQUENCE IF NOT EXISTS watch_event_seq;
@@ -108,37 +108,36 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
           url: String(r.url),
           method: String(r.method) as 'GET' | 'POST',
           states: statesOf(r.states),
+          leaseUntil: nowMs + leaseMs,
         }));
       }),
-    finishProbe: (url, method, states, nextDueMs) =>
-      run(
-        'UPDATE watch_endpoints SET states = ?, next_due = ?, lease_until = 0 WHERE url = ? AND method = ?',
-        [JSON.stringify(states), nextDueMs, url, method],
-      ),
-    markExpiringSent: (ids) =>
-      ids.length === 0
-        ? Promise.resolve()
-        : run(`UPDATE watches SET expiring_sent = true WHERE id IN (${placeholders(ids.length)})`, ids),
-    record: (events, nowMs) =>
-      serial(() =>
-        transaction(db, async () => {
-          for (const e of events) {
-            await db.run(
-              'INSERT INTO watch_events (id, watch_id, event, occurred_at, body) VALUES (?, ?, ?, ?, ?)',
-              [e.id, e.watchId, e.event, e.occurredAt, e.body],
-            );
-            if (e.webhookUrl === null) continue;
-            await db.run("INSERT INTO watch_outbox VALUES (?, ?, ?, ?, 0, ?, ?, 0, 'pending', NULL)", [
-              e.id,
-              e.watchId,
-              e.webhookUrl,
-              e.body,
-              nowMs,
-              nowMs,
-            ]);
+    finishProbe: (endpoint, result) =>
+      serial(async () => {
+        const [held] = await select(
+          db,
+          'SELECT 1 AS held FROM watch_endpoints WHERE url = ? AND method = ? AND lease_until = ?',
+          [endpoint.url, endpoint.method, endpoint.leaseUntil],
+        );
+        if (!held) return false;
+        await transaction(db, async () => {
+          await insertEvents(db, result.events, result.nowMs);
+          for (const e of result.events.filter((x) => x.event === 'watch_expiring')) {
+            await db.run('UPDATE watches SET expiring_sent = true WHERE id = ?', [e.watchId]);
           }
-        }),
-      ),
+          await db.run(
+            'UPDATE watch_endpoints SET states = ?, next_due = ?, lease_until = 0 WHERE url = ? AND method = ?',
+            [JSON.stringify(result.states), result.nextDueMs, endpoint.url, endpoint.method],
+          );
+        });
+        return true;
+      }),
+    releaseProbe: (endpoint) =>
+      run('UPDATE watch_endpoints SET lease_until = 0 WHERE url = ? AND method = ? AND lease_until = ?', [
+        endpoint.url,
+        endpoint.method,
+        endpoint.leaseUntil,
+      ]),
+    record: (events, nowMs) => serial(() => transaction(db, () => insertEvents(db, events, nowMs))),
     events: async (watchId, page) =>
       (
         await rows(
@@ -161,8 +160,13 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
             String(r.event_id),
           ]);
         }
-        return due.map(deliveryOf);
+        return due.map((r) => ({ ...deliveryOf(r), leaseUntil: nowMs + leaseMs }));
       }),
+    releaseDelivery: (eventId, leaseUntil) =>
+      run('UPDATE watch_outbox SET lease_until = 0 WHERE event_id = ? AND lease_until = ?', [
+        eventId,
+        leaseUntil,
+      ]),
     delivered: (eventId) =>
       run("UPDATE watch_outbox SET state = 'delivered', lease_until = 0 WHERE event_id = ?", [eventId]),
     retryAt: (eventId, attempts, atMs, error) =>
@@ -185,6 +189,28 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
         instance.closeSync();
       }),
   };
+}
+
+/** Inserts events and the deliveries of those with a webhook (the caller holds the queue and a transaction). */
+async function insertEvents(db: DuckDBConnection, events: NewEvent[], nowMs: number): Promise<void> {
+  for (const e of events) {
+    await db.run('INSERT INTO watch_events (id, watch_id, event, occurred_at, body) VALUES (?, ?, ?, ?, ?)', [
+      e.id,
+      e.watchId,
+      e.event,
+      e.occurredAt,
+      e.body,
+    ]);
+    if (e.webhookUrl === null) continue;
+    await db.run("INSERT INTO watch_outbox VALUES (?, ?, ?, ?, 0, ?, ?, 0, 'pending', NULL)", [
+      e.id,
+      e.watchId,
+      e.webhookUrl,
+      e.body,
+      nowMs,
+      nowMs,
+    ]);
+  }
 }
 
 function placeholders(n: number): string {

@@ -40,8 +40,24 @@ export type WatchRow = {
   expiringSent: boolean;
 };
 
-/** An endpoint leased for one probe: its URL and method and its states, by expectation key. */
-export type DueEndpoint = { url: string; method: HttpMethod; states: Record<string, WatchState> };
+/**
+ * An endpoint leased for one probe: its URL and method, its states by expectation key, and the lease's end, which
+ * also names the lease: a later claim of the row (after this one ran out) always sets a later end.
+ */
+export type DueEndpoint = {
+  url: string;
+  method: HttpMethod;
+  states: Record<string, WatchState>;
+  leaseUntil: number;
+};
+
+/** What one probe of a leased endpoint found: its states, its next due time, the events it made. */
+export type ProbeResult = {
+  states: Record<string, WatchState>;
+  nextDueMs: number;
+  events: NewEvent[];
+  nowMs: number;
+};
 
 /** A signed event as kept for its watch's owner; `body` is its JSON text exactly as signed and sent. */
 export type StoredEvent = { id: string; watchId: string; event: string; occurredAt: string; body: string };
@@ -57,6 +73,8 @@ export type Delivery = {
   body: string;
   attempts: number;
   firstDueMs: number;
+  /** The end of this attempt's lease (see {@link DueEndpoint}). */
+  leaseUntil: number;
 };
 
 /** The watch store. */
@@ -72,14 +90,15 @@ export type WatchStore = {
   watchesOfIntegrator(integrator: string): Promise<WatchRow[]>;
   /** Leases up to `limit` endpoints due at `nowMs` with an active watch, for `leaseMs`; none is leased twice. */
   claimDue(nowMs: number, leaseMs: number, limit: number): Promise<DueEndpoint[]>;
-  /** Ends a probe: its states and next due time; the lease is released. */
-  finishProbe(
-    url: string,
-    method: HttpMethod,
-    states: Record<string, WatchState>,
-    nextDueMs: number,
-  ): Promise<void>;
-  markExpiringSent(ids: string[]): Promise<void>;
+  /**
+   * Ends a probe, in one transaction and only while `endpoint.leaseUntil` is still its lease: records the events
+   * and their deliveries (acknowledged into the outbox), marks the watches of its `watch_expiring` events, stores
+   * the states and the next due time, and releases the lease. Resolves false, having written nothing, when the
+   * lease ran out and another instance may have taken the endpoint: its probe, not this one, tells the watches.
+   */
+  finishProbe(endpoint: Omit<DueEndpoint, 'states'>, result: ProbeResult): Promise<boolean>;
+  /** Gives a leased endpoint back unprobed (due as it was), if the lease is still `leaseUntil`. */
+  releaseProbe(endpoint: Omit<DueEndpoint, 'states'>): Promise<void>;
   /** Records events and their deliveries in one transaction: acknowledged into the outbox once resolved. */
   record(events: NewEvent[], nowMs: number): Promise<void>;
   /** A watch's events, newest first; `beforeSeq` pages on (the `seq` of the last one seen). */
@@ -89,6 +108,8 @@ export type WatchStore = {
   ): Promise<Array<StoredEvent & { seq: number }>>;
   /** Leases up to `limit` pending deliveries due at `nowMs`, for `leaseMs`. */
   claimDeliveries(nowMs: number, leaseMs: number, limit: number): Promise<Delivery[]>;
+  /** Gives a leased delivery back unattempted (due as it was), if its lease is still `leaseUntil`. */
+  releaseDelivery(eventId: string, leaseUntil: number): Promise<void>;
   delivered(eventId: string): Promise<void>;
   retryAt(eventId: string, attempts: number, atMs: number, error: string): Promise<void>;
   giveUp(eventId: string, error: string): Promise<void>;

@@ -6,7 +6,7 @@
  */
 import type { Sql } from 'postgres';
 import { deliveryOf, eventOf, statesOf, WATCH_COLUMNS, watchOf, watchValues } from './_rows.ts';
-import type { WatchStore } from './port.ts';
+import type { NewEvent, WatchStore } from './port.ts';
 
 /** The store over `sql` (its schema made by `io/postgres/schema.ts`). */
 // long: the port as one object literal, one statement (or one transaction) per call
@@ -55,31 +55,34 @@ export function postgresWatchStore(sql: Sql): WatchStore {
                   AND w.status = 'active' AND w.expires_at > ${big(nowMs)})
               ORDER BY d.next_due LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
         WHERE e.url = due.url AND e.method = due.method
-        RETURNING e.url, e.method, e.states`;
+        RETURNING e.url, e.method, e.states, e.lease_until`;
       return rows.map((r) => ({
         url: String(r.url),
         method: String(r.method) as 'GET' | 'POST',
         states: statesOf(r.states),
+        leaseUntil: Number(r.lease_until),
       }));
     },
-    async finishProbe(url, method, states, nextDueMs) {
-      await sql`UPDATE watch_endpoints SET states = ${JSON.stringify(states)}, next_due = ${big(nextDueMs)},
-        lease_until = 0 WHERE url = ${url} AND method = ${method}`;
-    },
-    async markExpiringSent(ids) {
-      if (ids.length === 0) return;
-      await sql`UPDATE watches SET expiring_sent = true WHERE id = ANY(${ids})`;
+    finishProbe: (endpoint, result) =>
+      sql.begin(async (tx) => {
+        // The row lock this takes keeps every other claim off the endpoint until the events are in.
+        const held = await tx`UPDATE watch_endpoints SET states = ${JSON.stringify(result.states)},
+          next_due = ${big(result.nextDueMs)}, lease_until = 0
+          WHERE url = ${endpoint.url} AND method = ${endpoint.method}
+            AND lease_until = ${big(endpoint.leaseUntil)} RETURNING url`;
+        if (held.length === 0) return false;
+        await insertEvents(tx as unknown as Sql, result.events, result.nowMs);
+        const expiring = result.events.filter((e) => e.event === 'watch_expiring').map((e) => e.watchId);
+        if (expiring.length > 0)
+          await tx`UPDATE watches SET expiring_sent = true WHERE id = ANY(${expiring})`;
+        return true;
+      }),
+    async releaseProbe(endpoint) {
+      await sql`UPDATE watch_endpoints SET lease_until = 0 WHERE url = ${endpoint.url}
+        AND method = ${endpoint.method} AND lease_until = ${big(endpoint.leaseUntil)}`;
     },
     async record(events, nowMs) {
-      await sql.begin(async (tx) => {
-        for (const e of events) {
-          await tx`INSERT INTO watch_events (id, watch_id, event, occurred_at, body)
-            VALUES (${e.id}, ${e.watchId}, ${e.event}, ${e.occurredAt}, ${e.body})`;
-          if (e.webhookUrl === null) continue;
-          await tx`INSERT INTO watch_outbox VALUES (${e.id}, ${e.watchId}, ${e.webhookUrl}, ${e.body}, 0,
-            ${big(nowMs)}, ${big(nowMs)}, 0, 'pending', NULL)`;
-        }
-      });
+      await sql.begin((tx) => insertEvents(tx as unknown as Sql, events, nowMs));
     },
     async events(watchId, page) {
       const rows =
@@ -96,6 +99,10 @@ export function postgresWatchStore(sql: Sql): WatchStore {
               ORDER BY next_attempt LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
         WHERE o.event_id = due.event_id RETURNING o.*`;
       return rows.map(deliveryOf);
+    },
+    async releaseDelivery(eventId, leaseUntil) {
+      await sql`UPDATE watch_outbox SET lease_until = 0 WHERE event_id = ${eventId}
+        AND lease_until = ${big(leaseUntil)}`;
     },
     async delivered(eventId) {
       await sql`UPDATE watch_outbox SET state = 'delivered', lease_until = 0 WHERE event_id = ${eventId}`;
@@ -114,4 +121,16 @@ export function postgresWatchStore(sql: Sql): WatchStore {
     },
     close: async () => {},
   };
+}
+
+/** Inserts events and the deliveries of those with a webhook (inside the caller's transaction). */
+async function insertEvents(tx: Sql, events: NewEvent[], nowMs: number): Promise<void> {
+  const at = String(Math.trunc(nowMs));
+  for (const e of events) {
+    await tx`INSERT INTO watch_events (id, watch_id, event, occurred_at, body)
+      VALUES (${e.id}, ${e.watchId}, ${e.event}, ${e.occurredAt}, ${e.body})`;
+    if (e.webhookUrl === null) continue;
+    await tx`INSERT INTO watch_outbox VALUES (${e.id}, ${e.watchId}, ${e.webhookUrl}, ${e.body}, 0,
+      ${at}, ${at}, 0, 'pending', NULL)`;
+  }
 }

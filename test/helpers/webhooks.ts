@@ -54,12 +54,30 @@ export async function startReceiver(status = 200): Promise<Receiver> {
 
 /**
  * A seller answering an honest v2 402 (USD 0.01 on Base) into `wallet.payTo`, which the test may change; while
- * `health.down` is set it answers 503 instead (a failed probe).
+ * `health.down` is set it answers 503 instead (a failed probe). `probes` holds the time of every request it got;
+ * while `hold.on` is set requests wait unanswered until `release()`.
  */
 export async function startSwitchableSeller(payTo: string) {
   const wallet = { payTo };
   const health = { down: false };
+  const probes: number[] = [];
+  // While `hold.on` is set, requests are kept unanswered (a probe in flight) until `release()` answers them 503.
+  const hold = { on: false };
+  const held: ServerResponse[] = [];
+  const release = () => {
+    hold.on = false;
+    for (const res of held.splice(0)) {
+      if (res.destroyed) continue;
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('released');
+    }
+  };
   const server = await listen((req, res) => {
+    probes.push(Date.now());
+    if (hold.on) {
+      held.push(res);
+      return;
+    }
     if (health.down) {
       res.writeHead(503, { 'content-type': 'text/plain' });
       res.end('down');
@@ -90,7 +108,18 @@ export async function startSwitchableSeller(payTo: string) {
     });
     res.end(text);
   });
-  return { url: `${server.url}/paid`, wallet, health, close: server.close };
+  return {
+    url: `${server.url}/paid`,
+    wallet,
+    health,
+    probes,
+    hold,
+    release,
+    close: async () => {
+      release();
+      await server.close();
+    },
+  };
 }
 
 /** Verifies a delivery as a receiver would, with the JWKS alone: both signatures; resolves with the event. */

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WatchState } from '../../../core/watch-events.ts';
 import { migrate } from '../../../io/postgres/schema.ts';
 import { openDuckDbWatchStore } from '../../../io/watches/duckdb.ts';
-import type { WatchRow, WatchStore } from '../../../io/watches/port.ts';
+import type { DueEndpoint, WatchRow, WatchStore } from '../../../io/watches/port.ts';
 import { postgresWatchStore } from '../../../io/watches/postgres.ts';
 import { postgresMissing, usePostgres } from '../../helpers/postgres.ts';
 
@@ -86,7 +86,7 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
       expect((await store(2).watchesOfIntegrator('int-1')).map((w) => w.id)).toEqual(['wa-1']);
       expect(await store(2).watchesOfIntegrator('int-2')).toEqual([]);
       const due = await store(0).claimDue(T0, 60_000, 10);
-      expect(due).toEqual([{ url: hosted.url, method: 'GET', states: {} }]);
+      expect(due).toEqual([{ url: hosted.url, method: 'GET', states: {}, leaseUntil: T0 + 60_000 }]);
     });
 
     it('leases each due endpoint to exactly one of concurrent claims, until its lease ends or the probe ends', async () => {
@@ -99,11 +99,59 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
       expect(new Set(urls).size).toBe(12);
       expect(await store(1).claimDue(T0 + 59_000, 60_000, 100)).toEqual([]);
       // An instance that died: its leases end and another takes the work.
-      expect(await store(2).claimDue(T0 + 60_000, 60_000, 100)).toHaveLength(12);
-      await store(0).finishProbe('https://seller.example/0', 'GET', { k: state }, T0 + 600_000);
+      const retaken = await store(2).claimDue(T0 + 60_000, 60_000, 100);
+      expect(retaken).toHaveLength(12);
+      const zero = retaken.find((d) => d.url === 'https://seller.example/0');
+      expect(zero?.leaseUntil).toBe(T0 + 120_000);
+      const result = { states: { k: state }, nextDueMs: T0 + 600_000, events: [], nowMs: T0 + 61_000 };
+      expect(await store(0).finishProbe(zero as DueEndpoint, result)).toBe(true);
       expect(await store(1).claimDue(T0 + 130_000, 60_000, 100)).toHaveLength(11);
       const back = await store(1).claimDue(T0 + 600_000, 60_000, 100);
       expect(back.find((d) => d.url === 'https://seller.example/0')?.states).toEqual({ k: state });
+    });
+
+    it('writes a probe’s events and schedule only under its own lease, so a probe that outlived it tells no one', async () => {
+      await store(0).createWatch(watchRow('wa-l', { webhookUrl: 'https://hooks.example/l' }), T0);
+      const [slow] = await store(0).claimDue(T0, 15_000, 10);
+      // The slow probe's lease runs out; another instance takes the endpoint, probes it and finishes first.
+      const [fast] = await store(1).claimDue(T0 + 15_000, 15_000, 10);
+      expect(fast?.leaseUntil).toBeGreaterThan(slow?.leaseUntil ?? 0);
+      const finished = (id: string, nowMs: number) => ({
+        states: { k: { ...state, receiptId: id } },
+        nextDueMs: T0 + 600_000,
+        events: [event(`we-${id}`, 'wa-l', 'https://hooks.example/l')],
+        nowMs,
+      });
+      expect(await store(1).finishProbe(fast as DueEndpoint, finished('fast', T0 + 16_000))).toBe(true);
+      expect(await store(0).finishProbe(slow as DueEndpoint, finished('slow', T0 + 17_000))).toBe(false);
+      expect((await store(2).events('wa-l', { beforeSeq: null, limit: 10 })).map((e) => e.id)).toEqual([
+        'we-fast',
+      ]);
+      expect(await store(2).pending()).toBe(1);
+      const [back] = await store(2).claimDue(T0 + 600_000, 15_000, 10);
+      expect(back?.states.k?.receiptId).toBe('fast');
+      // A lease given back unprobed is free at once, and only its holder can give it back.
+      await store(1).releaseProbe({ ...(back as DueEndpoint), leaseUntil: 1 });
+      expect(await store(0).claimDue(T0 + 600_000, 15_000, 10)).toEqual([]);
+      await store(2).releaseProbe(back as DueEndpoint);
+      expect(await store(0).claimDue(T0 + 600_000, 15_000, 10)).toHaveLength(1);
+      // A watch_expiring event marks its watch in the same transaction.
+      const expiring = { ...event('we-x', 'wa-l', null), event: 'watch_expiring' };
+      const done = { states: {}, nextDueMs: T0 + DAY, events: [expiring], nowMs: T0 + 615_000 };
+      const [mine] = await store(1).claimDue(T0 + 615_000, 15_000, 10);
+      expect(await store(1).finishProbe(mine as DueEndpoint, done)).toBe(true);
+      expect((await store(0).watch('wa-l'))?.expiringSent).toBe(true);
+    });
+
+    it('gives a delivery back unattempted only under its own lease', async () => {
+      await store(0).createWatch(watchRow('wa-r'), T0);
+      await store(0).record([event('we-r', 'wa-r')], T0);
+      const [held] = await store(0).claimDeliveries(T0, 30_000, 10);
+      expect(held?.leaseUntil).toBe(T0 + 30_000);
+      await store(1).releaseDelivery('we-r', 1);
+      expect(await store(1).claimDeliveries(T0 + 1, 30_000, 10)).toEqual([]);
+      await store(0).releaseDelivery('we-r', held?.leaseUntil ?? 0);
+      expect((await store(1).claimDeliveries(T0 + 1, 30_000, 10)).map((d) => d.eventId)).toEqual(['we-r']);
     });
 
     it('never schedules an endpoint whose watches expired or stopped, and lists only active watches', async () => {
