@@ -20,8 +20,8 @@ import { type CrawlMeasured, crawlNodeFlags } from './_lib/crawl-process.ts';
 import { removeLater } from './_lib/processes.ts';
 import { intEnv, type Result } from './_lib/result.ts';
 
-/** Forks a bench helper under tsx. */
-function forkHelper(module: string, flags: string[] = []): ChildProcess {
+/** Forks a bench helper (a module of `bench/_lib/`) under tsx. */
+export function forkHelper(module: string, flags: string[] = []): ChildProcess {
   return fork(join(import.meta.dirname, '_lib', module), [], {
     execArgv: ['--import', 'tsx', ...flags],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -29,7 +29,7 @@ function forkHelper(module: string, flags: string[] = []): ChildProcess {
 }
 
 /** Sends `message` and resolves with the first answer of `type`; rejects on `failed` or when the child exits. */
-function ask<T>(child: ChildProcess, message: object, type: string): Promise<T> {
+export function ask<T>(child: ChildProcess, message: object, type: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onExit = (code: number | null, signal: string | null) =>
       reject(new Error(`bench helper exited (${signal ?? code}) before answering ${type}`));

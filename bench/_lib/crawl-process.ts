@@ -1,7 +1,7 @@
 /**
  * The crawl of `bench/crawl.ts`, in a process of its own, started with the Node flags `npm run crawl` gives the
  * crawl (read from package.json by {@link crawlNodeFlags}), so its heap and RSS are those of the real command.
- * Over IPC: `{ type: 'crawl', listingsFile, dataDir }` runs the crawl (the real prober, SSRF gate with loopback
+ * Over IPC: `{ type: 'crawl', listingsFile, dataDir, sourceUrl? }` runs the crawl (the real prober, SSRF gate with loopback
  * allowed as PROBE_ALLOW_CIDRS does, signing, journal and publication) and answers its measurements.
  */
 import { readFile } from 'node:fs/promises';
@@ -13,6 +13,7 @@ import { parseCidrList } from '../../core/ssrf.ts';
 import { createAssemblyThread } from '../../crawl/assembly.ts';
 import { CRAWL_TIMEOUT_MS } from '../../crawl/cli-deps.ts';
 import { MAX_DEFAULT_CONCURRENCY, runCrawl } from '../../crawl/run.ts';
+import { fetchJsonVia, SOURCE_MAX_BYTES, SOURCE_TIMEOUT_MS } from '../../crawl/sources/fetch-json.ts';
 import { readSource } from '../../crawl/sources/read-source.ts';
 import { loadSigningKeys } from '../../io/keys.ts';
 import { createProber } from '../../io/probe/prober.ts';
@@ -45,7 +46,26 @@ export async function crawlNodeFlags(root: string): Promise<string[]> {
   return pkg.scripts.crawl.split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
-async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasured> {
+/**
+ * The source: a listings file, or (`sourceUrl`) a discovery list read page by page as the crawl reads CDP's, through
+ * the same SSRF gate with loopback allowed.
+ */
+function sourceOf(listingsFile: string, sourceUrl: string | undefined) {
+  if (sourceUrl === undefined)
+    return readSource(async () => ({ ok: false, note: 'unused' }), {
+      name: 'bench',
+      kind: 'file',
+      location: listingsFile,
+    });
+  const prober = createProber({
+    allow: parseCidrList('127.0.0.0/8'),
+    maxBodyBytes: SOURCE_MAX_BYTES,
+    timeoutMs: SOURCE_TIMEOUT_MS,
+  });
+  return readSource(fetchJsonVia(prober), { name: 'catalog', kind: 'discovery', location: sourceUrl });
+}
+
+async function crawl(listingsFile: string, dataDir: string, sourceUrl?: string): Promise<CrawlMeasured> {
   const { signer } = await loadSigningKeys({ dir: join(dataDir, 'keys') });
   const paths = runPaths(join(dataDir, 'data'), 'crawl');
   let probingStarted = 0;
@@ -82,14 +102,7 @@ async function crawl(listingsFile: string, dataDir: string): Promise<CrawlMeasur
       random: pooledRandom(),
       baseUrl: 'http://127.0.0.1:8402',
       paths,
-      readSources: () =>
-        Promise.all([
-          readSource(async () => ({ ok: false, note: 'unused' }), {
-            name: 'bench',
-            kind: 'file',
-            location: listingsFile,
-          }),
-        ]),
+      readSources: () => Promise.all([sourceOf(listingsFile, sourceUrl)]),
       monotonic: () => performance.now(),
       progressOut: {
         write: (text: string) => {
@@ -147,11 +160,15 @@ function busyPct(before: CpuInfo[], after: CpuInfo[]): number {
   return busy + idle > 0 ? (100 * busy) / (busy + idle) : Number.NaN;
 }
 
-process.on('message', (message: { type?: string; listingsFile?: string; dataDir?: string }) => {
-  if (message.type !== 'crawl') return;
-  crawl(message.listingsFile ?? '', message.dataDir ?? '').then(
-    (measured) => process.send?.(measured),
-    (error: unknown) => process.send?.({ type: 'failed', message: String((error as Error)?.stack ?? error) }),
-  );
-});
+process.on(
+  'message',
+  (message: { type?: string; listingsFile?: string; dataDir?: string; sourceUrl?: string }) => {
+    if (message.type !== 'crawl') return;
+    crawl(message.listingsFile ?? '', message.dataDir ?? '', message.sourceUrl).then(
+      (measured) => process.send?.(measured),
+      (error: unknown) =>
+        process.send?.({ type: 'failed', message: String((error as Error)?.stack ?? error) }),
+    );
+  },
+);
 process.on('disconnect', () => process.exit(0));

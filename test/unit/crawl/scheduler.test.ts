@@ -205,6 +205,38 @@ describe('runPerHost', () => {
     expect(sim.load.filter((start) => start.at >= 100).every((start) => start.inFlight === 120)).toBe(true);
   });
 
+  it('starts the dominant host first and keeps its 3 slots busy to the end while small hosts fill the rest', async () => {
+    // The public catalogs' shape: one host holds 72 % of the listings (listed last here, so order is by work, not
+    // by input), the rest sit on 300 heavy-tailed small hosts, one of them slow (timeouts), with scarce global slots.
+    const small: Record<string, number> = {};
+    const latency: Record<string, number> = { dominant: 10, slow: 1500 };
+    for (let k = 0; k < 300; k++) {
+      small[`small${k}`] = Math.max(1, Math.round(60 / (k + 1)));
+      latency[`small${k}`] = 5 + ((k * 37) % 60);
+    }
+    const smallJobs = Object.values(small).reduce((a, b) => a + b, 0) + 3;
+    const dominantJobs = Math.round((smallJobs * 72) / 28);
+    const sim = simulation((host) => latency[host] ?? 0);
+    const dominantStarts: number[] = [];
+    const work = (item: { host: string; id: number }) => {
+      if (item.host === 'dominant') dominantStarts.push(sim.now());
+      return sim.work(item);
+    };
+    const wall = await sim.drive(
+      runPerHost(jobs({ ...small, slow: 3, dominant: dominantJobs }), work, {
+        perHost: 3,
+        concurrency: 24,
+        now: sim.now,
+      }),
+    );
+    const bound = Math.ceil(dominantJobs / 3) * 10;
+    expect(sim.started.slice(0, 3)).toEqual(['dominant#0', 'dominant#1', 'dominant#2']);
+    // Never idle: its i-th request starts the moment its (i-3)-th is answered.
+    expect(dominantStarts).toEqual(dominantStarts.map((_, i) => Math.floor(i / 3) * 10));
+    expect(sim.started).toHaveLength(dominantJobs + smallJobs);
+    expect(wall).toBe(bound);
+  });
+
   it('frees a host for its next request once a job is released, while the job goes on', async () => {
     // Six jobs on one host, one request at a time: each talks to the host for 10 ms, then works 25 ms more.
     const run = await releasing(25);
