@@ -37,6 +37,8 @@ const BENCHES: Entry[] = [
   { name: 'payment-status', load: () => optional('./payment-status.ts') },
   // Writes and builds 100,000 receipts: minutes, not seconds.
   { name: 'site', load: () => import('./site.ts'), timeoutMs: 900_000 },
+  // Writes a 100,000-receipt history and builds it three times.
+  { name: 'site-history', load: () => import('./site-history.ts'), timeoutMs: 900_000 },
 ];
 
 /** Hard limit per bench; each is designed to take well under a minute. */

@@ -111,7 +111,7 @@ export async function run(): Promise<Result> {
  * any helper they start), sampled together, so processes that overlap in time add up and phases that follow each
  * other do not (BENCHMARKS.md, `site`).
  */
-async function buildWithRss(dataDir: string): Promise<{ out: string; tree: TreeRss | null }> {
+export async function buildWithRss(dataDir: string): Promise<{ out: string; tree: TreeRss | null }> {
   const env = {
     ...process.env,
     DATA_DIR: dataDir,

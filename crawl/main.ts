@@ -9,6 +9,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dataPaths } from '../io/data-paths.ts';
+import { isProcessAlive } from '../io/process-alive.ts';
 import { RunLockedError } from '../io/runs/lock.ts';
 import { runPaths } from '../io/runs/paths.ts';
 import { createAssemblyThread } from './assembly.ts';
@@ -76,7 +78,9 @@ try {
       `published run ${result.pointer.run_id}: ${result.total} endpoints, ${result.probed} probed now` +
         (result.interrupted > 0 ? `, ${result.interrupted} interrupted` : ''),
       `  files     ${dir}/ (skips/1.json, saves.json, stats.json, receipts/)`,
-      `  served by npm start at ${deps.config.baseUrl}/v1/skips.json, /saves.json, /rules.json`,
+      (await serverUses(deps.config.dataDir))
+        ? `  served by the server on this DATA_DIR at ${deps.config.baseUrl}/v1/skips.json, /saves.json, /rules.json`
+        : `  no server uses this DATA_DIR now: \`npm start\` with DATA_DIR=${deps.config.dataDir} serves it`,
     ].join('\n'),
   );
 } catch (error) {
@@ -94,4 +98,15 @@ try {
     process.exit(1);
   }
   throw error;
+}
+
+/**
+ * True when a live server has this data folder open: its journal's `LOCK` names a running process
+ * (io/receipts/journal.ts). Only then does the run's "served at" line name a URL that answers.
+ */
+async function serverUses(dataDir: string): Promise<boolean> {
+  const pid = Number(
+    (await readFile(join(dataPaths(dataDir).journal, 'LOCK'), 'utf8').catch(() => '')).trim(),
+  );
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isProcessAlive(pid);
 }

@@ -28,6 +28,8 @@ export async function tourKnownAnswers(options: {
   url: string;
   dataDir: string;
   buyer: number;
+  /** The demo's exempt key: the lookup it prints spends none of the visitor's free lookups. */
+  serviceKey: string;
   out: (line: string) => void;
 }): Promise<void> {
   const { world, out } = options;
@@ -55,7 +57,9 @@ export async function tourKnownAnswers(options: {
     `      run ${result.runId}: ${result.paid} paid calls, ${result.refused} refused, paid from ${result.payer} (funded by ${funder}); published, taken in by the running service`,
   );
   const query = 'task=sandbox-fx&max_price=0.05&n=3';
-  const body = (await (await fetch(`${options.url}/v1/lookup?${query}`)).json()) as {
+  const body = (await (
+    await fetch(`${options.url}/v1/lookup?${query}`, { headers: { 'x-service-key': options.serviceKey } })
+  ).json()) as {
     results: Entry[];
     facts_only: Entry[];
   };

@@ -24,6 +24,7 @@ import { dataPaths } from '../io/data-paths.ts';
 import { publishToInbox } from '../io/inbox.ts';
 import { verifyReceipt } from '../verify/verify.ts';
 import { freePort } from './chain.ts';
+import { AGENT_ADDRESS, keylessAgent } from './demo-agent.ts';
 import { crawlTour } from './demo-crawl.ts';
 import { tourKnownAnswers } from './demo-known-answers.ts';
 import { buildDemoSite } from './demo-site.ts';
@@ -80,8 +81,10 @@ const cleanups: Array<() => Promise<void>> = [];
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    out(`\n${signal}: stopping the service and the sandbox world…`);
-    void shutdown(0);
+    if (stopping) return;
+    // One line (after the terminal's `^C`); what the stop itself hits (children the terminal signalled too) is quiet.
+    out(`${process.stdout.isTTY ? '\n' : ''}${signal}: stopping the service and the sandbox world…`);
+    void shutdown(0, true);
   });
 }
 
@@ -158,12 +161,19 @@ async function tour(): Promise<void> {
   out(
     `[5/9] An agent without a key: ${LIMITS.freeChecksPerDay} free checks a day, then USD 0.02 through x402.`,
   );
+  const keyless = await keylessAgent(url);
+  const agent = keyless.fetch;
+  out(
+    keyless.address === null
+      ? `      It calls from 127.0.0.1 (this system does not route ${AGENT_ADDRESS}): the URLs below answer 402 until tomorrow.`
+      : `      It calls from ${keyless.address}, so the free checks of 127.0.0.1 (yours, for the URLs below) stay unspent.`,
+  );
   const target = `${url}${CHECK_PATH}?${new URLSearchParams({ url: world.sellers.urls['sdk-ok'], claimed_price: '0.01' })}`;
   for (let i = 0; i < LIMITS.freeChecksPerDay; i += 1) {
-    const free = (await (await fetch(target)).json()) as { access?: { free_used_today?: number } };
+    const free = (await (await agent(target)).json()) as { access?: { free_used_today?: number } };
     out(`      free check ${free.access?.free_used_today ?? '?'}/${LIMITS.freeChecksPerDay}`);
   }
-  const refused = await fetch(target);
+  const refused = await agent(target);
   const required = decodePaymentRequiredHeader(refused.headers.get('PAYMENT-REQUIRED') ?? '');
   const accept = required.accepts[0];
   out(
@@ -174,7 +184,7 @@ async function tour(): Promise<void> {
   const buyer = privateKeyToAccount(key);
   const before = await balances(world, buyer.address);
   const client = new x402Client().register('eip155:*', new ExactEvmScheme(buyer));
-  const paid = await wrapFetchWithPayment(fetch, client)(target);
+  const paid = await wrapFetchWithPayment(agent, client)(target);
   if (paid.status !== 200) throw new Error(`the paid check answered HTTP ${paid.status}`);
   const answer = v.parse(PaidAnswer, await paid.json());
   const settlement = decodePaymentResponseHeader(paid.headers.get('PAYMENT-RESPONSE') ?? '');
@@ -217,7 +227,7 @@ async function tour(): Promise<void> {
   const site = await buildDemoSite(config, url, new URL(world.sellers.urls['sdk-ok']).host);
   for (const line of site.lines) out(line);
   out('[8/9] Known-answer calls: the service pays the task sellers, judges each answer, ranks them.');
-  await tourKnownAnswers({ world, url, dataDir: config.dataDir, buyer: 2, out });
+  await tourKnownAnswers({ world, url, dataDir: config.dataDir, buyer: 2, serviceKey: exemptSecret, out });
 
   out('[9/9] Open:');
   const links: Array<[string, string]> = [
@@ -226,6 +236,7 @@ async function tour(): Promise<void> {
     ['receipts', `${url}/v1/receipts`],
     ['keys (JWKS)', `${url}/.well-known/jwks.json`],
     ['a free check', `${url}${CHECK_PATH}?${new URLSearchParams({ url: world.sellers.urls['sdk-ok'] })}`],
+    ['MCP (POST)', `${url}/mcp  ${mcpCall(world.sellers.urls['sdk-ok'])}`],
     ['facilitator', `${state.facilitatorUrl}/supported`],
     ['RPC', state.rpcUrls.join('  ')],
   ];
@@ -234,7 +245,28 @@ async function tour(): Promise<void> {
   out('      sellers:');
   for (const [name, link] of Object.entries(state.sellers)) out(`        ${name.padEnd(22)} ${link}`);
   out(`      buyer key (test only) ${key}`);
+  if (values['data-dir']) out(reuseLine(config.dataDir, config.port));
   out('');
+}
+
+/** A ready-made MCP call (README "Agents: MCP"): one free check, counted for the caller's own address. */
+function mcpCall(sellerUrl: string): string {
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'check_endpoint', arguments: { url: sellerUrl } },
+  };
+  return `curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d '${JSON.stringify(call)}'`;
+}
+
+/**
+ * How to serve a kept DATA_DIR again: its receipts and pages name this run's origin, so `npm start` must listen on
+ * the same port (8402, its default, unless the demo had to take another).
+ */
+function reuseLine(dataDir: string, port: number): string {
+  const env = port === 8402 ? '' : ` PORT=${port}`;
+  return `      serve this data again: DATA_DIR=${dataDir}${env} npm start  (its receipts and pages link to port ${port})`;
 }
 
 /** The service in this process, wired to the world as an operator would wire it (README "Configuration"). */
@@ -262,7 +294,10 @@ async function startService(world: World) {
   return { service, config, url, exemptSecret };
 }
 
-/** 8402 (the service's default) when free, else any free port; `--port` wins; `--once` never takes 8402. */
+/**
+ * 8402 (the service's default) when free, else any free port; `--port` wins. `--once` takes 8402 only with
+ * `--data-dir`: data kept for `npm start` then links to the port it will listen on.
+ */
 async function choosePort(): Promise<number> {
   if (values.port !== undefined) {
     const port = Number(values.port);
@@ -270,7 +305,7 @@ async function choosePort(): Promise<number> {
       throw new RangeError('--port must be 1 to 65535');
     return port;
   }
-  if (!values.once && (await isFree(8402))) return 8402;
+  if ((!values.once || values['data-dir']) && (await isFree(8402))) return 8402;
   return freePort();
 }
 
@@ -287,14 +322,15 @@ async function closeServer(server: Server): Promise<void> {
   await new Promise<void>((done) => server.close(() => done()));
 }
 
-async function shutdown(code: number): Promise<void> {
+/** Closes everything started, in reverse order; `quiet` on a signal, whose stop says it all in one line. */
+async function shutdown(code: number, quiet = false): Promise<void> {
   if (stopping) return;
   stopping = true;
   // Reverse order: server, service, data dir, then the world.
   for (const cleanup of cleanups.splice(0).reverse()) {
-    await cleanup().catch((error: unknown) =>
-      process.stderr.write(`demo: cleanup failed: ${String(error)}\n`),
-    );
+    await cleanup().catch((error: unknown) => {
+      if (!quiet) process.stderr.write(`demo: cleanup failed: ${String(error)}\n`);
+    });
   }
   process.exit(code);
 }

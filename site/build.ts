@@ -124,7 +124,9 @@ export async function buildSite(options: {
     const written = await timed('endpoint pages', async () =>
       writeEndpointPages(history, stage, parts, input.baseUrl, previous),
     );
-    const searchRecords = await timed('search index', () => writeSearchIndex(written.records, stage));
+    const searchRecords = await timed('search index', () =>
+      writeSearchIndex(written.records, stage, previous),
+    );
     endpoints = {
       endpoints: written.endpoints,
       hosts: written.hosts,
@@ -140,7 +142,7 @@ export async function buildSite(options: {
     await rm(stage, { recursive: true, force: true });
   }
   const published = await publish(dataDir, name);
-  await prune(builds);
+  await timed('prune', () => prune(builds));
   return { dir: out, pages, receipts, endpoints, published, ms: performance.now() - started, phases, input };
 }
 

@@ -1,9 +1,11 @@
 /**
  * Receipt verifier for auditors: `npm run verify -- <receipt file|dir|url>... [--jwks <file|url>] [--base-url <url>]`.
  *
- * Prints `OK  <id>  kid=<kid>` or `FAIL <id>: <reason>` per receipt. Exit 0 when all pass, 1 when any
- * fails, 2 on a usage error. Keys: `--jwks`, else `<base-url>/.well-known/jwks.json`, else (for a receipt
- * URL) `<origin of the receipt URL>/.well-known/jwks.json`.
+ * Prints, per receipt, `OK  <id>  kid=<kid>  <file or URL>` or `FAIL <id>: <reason>  <file or URL>`, and before
+ * the first receipt judged with a set of keys, `keys <where from>`. Exit 0 when all pass, 1 when any fails, 2 on a
+ * usage error. Keys: `--jwks`, else `<base-url>/.well-known/jwks.json`, else `<origin>/.well-known/jwks.json` of
+ * the receipt URL given or, for a file, of the `receipt_url` the receipt names (said so on the `keys` line: such
+ * an OK shows who signed it, not that this signer is the one to trust).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,12 +13,15 @@ import { DuplicateMemberError, parseJsonStrict } from './strict-json.ts';
 import { verifyReceipt } from './verify.ts';
 
 const USAGE = `usage: npm run verify -- <receipt file | directory | URL>... [--jwks <file|URL>] [--base-url <URL>]
-  A directory means every *.json file in it. Files need --jwks or --base-url; for a receipt URL the keys
-  default to <origin>/.well-known/jwks.json.`;
+  A directory means every *.json file in it. Keys: --jwks, else <base-url>/.well-known/jwks.json, else the
+  well-known keys of the receipt URL's origin or, for a file, of the origin its receipt_url names.`;
 const FETCH_TIMEOUT_MS = 15_000;
 
 type Args = { sources: string[]; jwks: string | null; baseUrl: string | null };
-type Item = { label: string; load: () => Promise<unknown>; jwksSource: string };
+/** A receipt to judge: where it is, and where its keys are (null: from the `receipt_url` it names). */
+type Item = { location: string; jwksSource: string | null };
+/** What a run shares across receipts: the keys fetched once per source, and whether the source was named yet. */
+type Run = { keys: Map<string, Promise<unknown>>; named: Set<string> };
 
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv);
@@ -28,64 +33,79 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${args}\n${USAGE}\n`);
     return 2;
   }
-  const keysFor = (source: string): string | null => {
-    if (args.jwks !== null) return args.jwks;
-    if (args.baseUrl !== null) return `${args.baseUrl.replace(/\/+$/, '')}/.well-known/jwks.json`;
-    return isUrl(source) ? `${new URL(source).origin}/.well-known/jwks.json` : null;
-  };
   const items: Item[] = [];
   let failures = 0;
   for (const source of args.sources) {
-    const jwksSource = keysFor(source);
-    if (jwksSource === null) {
-      process.stderr.write(`${source}: a receipt file needs --jwks or --base-url\n${USAGE}\n`);
-      return 2;
-    }
     const expanded = await expand(source);
     if (expanded === null) {
       process.stdout.write(`FAIL ${printable(source)}: no *.json files in this directory\n`);
       failures++;
       continue;
     }
-    for (const entry of expanded) items.push({ label: entry, load: () => loadJson(entry), jwksSource });
+    for (const location of expanded) items.push({ location, jwksSource: keysFor(args, location) });
   }
-
-  const jwksCache = new Map<string, Promise<unknown>>();
-  for (const item of items) {
-    const receipt = await item.load().catch((error: unknown) => new LoadError(error));
-    const label = printable(idOf(receipt) ?? item.label);
-    if (receipt instanceof LoadError && receipt.member !== null) {
-      // Valid JSON that names a member twice: parsers disagree on which copy is the receipt.
-      const member = printable(JSON.stringify(receipt.member));
-      process.stdout.write(`FAIL ${label}: duplicate_member ${member} (a receipt names each member once)\n`);
-      failures++;
-      continue;
-    }
-    if (receipt instanceof LoadError) {
-      process.stdout.write(`FAIL ${label}: unreadable (${receipt.message})\n`);
-      failures++;
-      continue;
-    }
-    let jwksPromise = jwksCache.get(item.jwksSource);
-    if (jwksPromise === undefined) {
-      jwksPromise = loadJson(item.jwksSource).catch((error: unknown) => new LoadError(error));
-      jwksCache.set(item.jwksSource, jwksPromise);
-    }
-    const jwks = await jwksPromise;
-    if (jwks instanceof LoadError) {
-      process.stdout.write(`FAIL ${label}: keys unavailable from ${item.jwksSource} (${jwks.message})\n`);
-      failures++;
-      continue;
-    }
-    const result = await verifyReceipt(receipt, jwks);
-    if (result.ok) {
-      process.stdout.write(`OK  ${label}  kid=${printable(result.kid)}\n`);
-    } else {
-      process.stdout.write(`FAIL ${label}: ${result.reason}\n`);
-      failures++;
-    }
-  }
+  const run: Run = { keys: new Map(), named: new Set() };
+  for (const item of items) if (!(await judge(item, run))) failures++;
   return failures === 0 ? 0 : 1;
+}
+
+/** Where the keys of a receipt at `location` are, when the options or the location say; null: ask the receipt. */
+function keysFor(args: Args, location: string): string | null {
+  if (args.jwks !== null) return args.jwks;
+  if (args.baseUrl !== null) return wellKnownKeys(args.baseUrl);
+  return isUrl(location) ? wellKnownKeys(location) : null;
+}
+
+function wellKnownKeys(url: string): string {
+  return `${new URL(url).origin}/.well-known/jwks.json`;
+}
+
+/** Judges one receipt and prints its line; true when it verified. */
+async function judge(item: Item, run: Run): Promise<boolean> {
+  const receipt = await loadJson(item.location).catch((error: unknown) => new LoadError(error));
+  const id = idOf(receipt);
+  const where = printable(item.location);
+  const fail = (reason: string) => {
+    process.stdout.write(
+      id === null ? `FAIL ${where}: ${reason}\n` : `FAIL ${printable(id)}: ${reason}  ${where}\n`,
+    );
+    return false;
+  };
+  if (receipt instanceof LoadError && receipt.member !== null)
+    // Valid JSON that names a member twice: parsers disagree on which copy is the receipt.
+    return fail(
+      `duplicate_member ${printable(JSON.stringify(receipt.member))} (a receipt names each member once)`,
+    );
+  if (receipt instanceof LoadError) return fail(`unreadable (${receipt.message})`);
+  const named = item.jwksSource === null ? namedOrigin(receipt) : null;
+  const source = item.jwksSource ?? named;
+  if (source === null) return fail('no keys: give --jwks or --base-url (the receipt names no receipt_url)');
+  if (!run.named.has(source)) {
+    run.named.add(source);
+    const whose =
+      named === null ? '' : ' (the origin the receipt names: it shows who signed, not whom to trust)';
+    process.stdout.write(`keys ${printable(source)}${whose}\n`);
+  }
+  let keys = run.keys.get(source);
+  if (keys === undefined) {
+    keys = loadJson(source).catch((error: unknown) => new LoadError(error));
+    run.keys.set(source, keys);
+  }
+  const jwks = await keys;
+  if (jwks instanceof LoadError) return fail(`keys unavailable from ${printable(source)} (${jwks.message})`);
+  const result = await verifyReceipt(receipt, jwks);
+  if (!result.ok) return fail(result.reason);
+  process.stdout.write(`OK  ${printable(id ?? '?')}  kid=${printable(result.kid)}  ${where}\n`);
+  return true;
+}
+
+/** The well-known keys of the origin the receipt's own `receipt_url` names; null when it names none. */
+function namedOrigin(receipt: unknown): string | null {
+  const url =
+    typeof receipt === 'object' && receipt !== null
+      ? (receipt as { receipt_url?: unknown }).receipt_url
+      : null;
+  return typeof url === 'string' && isUrl(url) ? wellKnownKeys(url) : null;
 }
 
 function parseArgs(argv: string[]): Args | string {

@@ -266,5 +266,8 @@ describe('the build command', () => {
     expect(next).not.toBe(site);
     const page = join('endpoints', key3, 'index.html');
     expect((await stat(join(next, page))).ino).toBe((await stat(join(site, page))).ino);
+    // The same records: the search index is linked from the build before, not built again.
+    const entry = join('pagefind', 'pagefind-entry.json');
+    expect((await stat(join(next, entry))).ino).toBe((await stat(join(site, entry))).ino);
   }, 240_000);
 });

@@ -1,34 +1,47 @@
 /**
- * `npm run demo` as CI runs it: `sandbox/demo.ts --once` under tsx tours the product against the sandbox world
- * and exits 0, leaving nothing listening.
+ * `npm run demo` as a person runs it: `sandbox/demo.ts` under tsx tours the product against the sandbox world and
+ * keeps serving; the URLs it printed answer (the free check and the MCP call with the visitor's own free checks,
+ * unspent by the tour); Ctrl-C prints one line and leaves nothing listening. With `--data-dir` it says how to serve
+ * the kept data again on the origin its receipts and pages name.
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { freePort } from '../../sandbox/chain.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const DEMO_BUDGET_MS = 90_000;
+const RUNNING = 'Running until Ctrl-C.\n';
+
+type Demo = {
+  output(): { stdout: string; stderr: string };
+  /** Sends `signal` to the demo's process group, as a terminal's Ctrl-C does; resolves with the exit code. */
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+};
 
 /**
  * Runs the demo as node with tsx's loader (not the tsx CLI, whose grandchild a kill would miss), in its own
- * process group so a kill also reaches anvil and its watchdog. The group is SIGKILLed when the demo overruns,
- * in `finally`, and once more when the test ends (a vitest timeout never reaches `finally`).
+ * process group so a signal reaches anvil and its watchdog too, as a terminal's would. The group is SIGKILLed when
+ * the demo overruns and once more when the test ends (a vitest timeout never reaches `finally`).
  */
-async function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/demo.ts', '--once'], {
+function startDemo(args: string[]): Demo {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/demo.ts', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  const killGroup = () => {
+  const signalGroup = (signal: NodeJS.Signals) => {
     if (child.pid === undefined) return;
     try {
-      process.kill(-child.pid, 'SIGKILL');
+      process.kill(-child.pid, signal);
     } catch {
       // ESRCH: the group is already gone.
     }
   };
-  onTestFinished(killGroup);
+  onTestFinished(() => signalGroup('SIGKILL'));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -37,23 +50,47 @@ async function runDemo(): Promise<{ code: number | null; stdout: string; stderr:
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
-  const timer = setTimeout(killGroup, DEMO_BUDGET_MS);
-  try {
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (exitCode) => resolve(exitCode));
-    });
-    return { code, stdout, stderr };
-  } finally {
-    clearTimeout(timer);
-    killGroup();
-  }
+  const closed = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (exitCode) => resolve(exitCode));
+  });
+  return {
+    output: () => ({ stdout, stderr }),
+    async stop(signal) {
+      signalGroup(signal);
+      const timer = setTimeout(() => signalGroup('SIGKILL'), 30_000);
+      try {
+        return await closed;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }
 
-describe('npm run demo -- --once', () => {
-  it('tours the product offline and exits 0', async () => {
-    const { code, stdout, stderr } = await runDemo();
-    expect(code, stderr).toBe(0);
+/** The URL printed after `label` in the tour's list. */
+function printed(stdout: string, label: string): string {
+  const url = new RegExp(`${label}\\s+(http://127\\.0\\.0\\.1:\\d+\\S*)`).exec(stdout)?.[1];
+  if (url === undefined) throw new Error(`the demo printed no ${label}`);
+  return url;
+}
+
+describe('npm run demo', () => {
+  it('tours the product offline, leaves its printed URLs working, and stops on Ctrl-C with one line', async () => {
+    const port = await freePort();
+    const dataDir = await mkdtemp(join(tmpdir(), 'sc-demo-data-'));
+    onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+    const demo = startDemo(['--port', String(port), '--data-dir', dataDir]);
+    await waitFor(
+      () => {
+        const { stdout, stderr } = demo.output();
+        return stdout.endsWith(RUNNING) || /demo failed/.test(stderr);
+      },
+      { what: 'the tour to end', timeoutMs: DEMO_BUDGET_MS },
+    );
+    const { stdout, stderr } = demo.output();
+    // The service's own log lines go to stderr; a failure of the tour would too.
+    expect(stderr).not.toMatch(/demo failed/);
     expect(stdout).toMatch(/\[1\/9\] Sandbox world up/);
     expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 33 endpoints/);
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
@@ -94,9 +131,43 @@ describe('npm run demo -- --once', () => {
     expect(paidFrom?.[1]).not.toBe(paidFrom?.[2]);
     expect(stdout).toMatch(/facts_only: sandbox-fx\/no-delivery/);
 
-    // Everything was shut down: the service URL it printed no longer answers.
-    const health = /health\s+(http:\/\/127\.0\.0\.1:\d+\/healthz)/.exec(stdout)?.[1];
-    expect(health).toBeDefined();
-    await expect(fetch(health!)).rejects.toThrow();
-  }, 120_000);
+    expect(stdout).toMatch(/It calls from 127\.0\.0\.2, so the free checks of 127\.0\.0\.1/);
+
+    // Right after the tour, the visitor's own free checks are all there: the URL it printed answers the first.
+    const check = await fetch(printed(stdout, 'a free check'));
+    expect(check.status).toBe(200);
+    expect(((await check.json()) as { access: { free_used_today: number } }).access.free_used_today).toBe(1);
+    // The MCP call it printed, as printed (its curl body), answers a verdict, not a payment requirement.
+    const mcp = /MCP \(POST\)\s+(\S+)\s+curl [^\n]* -d '([^']+)'/.exec(stdout);
+    expect(mcp).not.toBeNull();
+    const answer = await fetch(mcp?.[1] as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: mcp?.[2] ?? '',
+    });
+    expect(answer.status).toBe(200);
+    const result = ((await answer.json()) as { result: { isError?: boolean; structuredContent?: unknown } })
+      .result;
+    expect(result.isError ?? false).toBe(false);
+    expect(result.structuredContent).toMatchObject({ verdict: 'pay', access: { free_used_today: 2 } });
+    expect((await fetch(printed(stdout, 'paid receipt'))).status).toBe(200);
+    expect((await fetch(printed(stdout, 'site: a receipt'))).status).toBe(200);
+    // Kept data: how to serve it again on the origin its receipts name.
+    expect(stdout).toContain(
+      `serve this data again: DATA_DIR=${dataDir} PORT=${port} npm start  (its receipts and pages link to port ${port})`,
+    );
+    expect(printed(stdout, 'paid receipt')).toContain(`http://127.0.0.1:${port}/`);
+
+    // Ctrl-C (the whole group signalled, as by a terminal): one line, exit 0, nothing left listening.
+    const stderrBefore = demo.output().stderr.length;
+    const code = await demo.stop('SIGINT');
+    const after = demo.output();
+    expect(code, after.stderr).toBe(0);
+    expect(after.stdout.slice(after.stdout.indexOf(RUNNING) + RUNNING.length)).toBe(
+      'SIGINT: stopping the service and the sandbox world…\n',
+    );
+    expect(after.stderr.slice(stderrBefore)).toBe('');
+    const health = printed(stdout, 'health');
+    await expect(fetch(health)).rejects.toThrow();
+  }, 150_000);
 });

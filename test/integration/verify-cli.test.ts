@@ -48,6 +48,9 @@ let ids: string[];
 let kid: string;
 let server: Server;
 let origin: string;
+/** A receipt file naming its own `receipt_url` on the test server, and its id. */
+let namedFile: string;
+let namedId: string;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'spotcheck-verify-'));
@@ -77,6 +80,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  namedId = newReceiptId('sc-', random);
+  const namedDir = join(work, 'named');
+  await writeReceiptFile(
+    namedDir,
+    signReceipt({ id: namedId, verdict: 'pay', receipt_url: `${origin}/v1/receipts/${namedId}` }, signer),
+  );
+  namedFile = join(namedDir, `${namedId}.json`);
 });
 
 afterAll(async () => {
@@ -88,18 +98,24 @@ describe('npm run verify (verify/cli.ts)', () => {
   it('verifies receipt files signed by io/keys: OK per receipt, exit 0', async () => {
     const files = ids.slice(0, 2).map((id) => join(receiptsDir, `${id}.json`));
     const run = await verifyCli(...files, '--jwks', jwksPath);
+    // The keys named once, then each receipt with the file it was read from.
     expect(run.stdout).toBe(
-      ids
+      `keys ${jwksPath}\n${ids
         .slice(0, 2)
-        .map((id) => `OK  ${id}  kid=${kid}\n`)
-        .join(''),
+        .map((id) => `OK  ${id}  kid=${kid}  ${join(receiptsDir, `${id}.json`)}\n`)
+        .join('')}`,
     );
     expect(run.code).toBe(0);
   });
 
   it('verifies every *.json of a directory', async () => {
     const run = await verifyCli(receiptsDir, '--jwks', jwksPath);
-    expect(run.stdout.trim().split('\n').sort()).toEqual(ids.map((id) => `OK  ${id}  kid=${kid}`).sort());
+    expect(run.stdout.trim().split('\n').sort()).toEqual(
+      [
+        `keys ${jwksPath}`,
+        ...ids.map((id) => `OK  ${id}  kid=${kid}  ${join(receiptsDir, `${id}.json`)}`),
+      ].sort(),
+    );
     expect(run.code).toBe(0);
   });
 
@@ -113,7 +129,9 @@ describe('npm run verify (verify/cli.ts)', () => {
     expect(changed).not.toBe(text);
     await writeFile(join(tamperedDir, 'b.json'), changed);
     const run = await verifyCli(tamperedDir, '--jwks', jwksPath);
-    expect(run.stdout).toBe(`OK  ${good}  kid=${kid}\nFAIL ${bad}: bad_signature\n`);
+    expect(run.stdout).toBe(
+      `keys ${jwksPath}\nOK  ${good}  kid=${kid}  ${join(tamperedDir, 'a.json')}\nFAIL ${bad}: bad_signature  ${join(tamperedDir, 'b.json')}\n`,
+    );
     expect(run.code).toBe(1);
   });
 
@@ -125,9 +143,10 @@ describe('npm run verify (verify/cli.ts)', () => {
     await writeFile(join(dir, '3-broken.json'), '{"id":');
     const run = await verifyCli(dir, '--jwks', jwksPath);
     const lines = run.stdout.trim().split('\n');
-    expect(lines[0]).toBe('FAIL sc-k3q7yzv2m4n5p6rstuwxbcdefa: unknown_kid');
-    expect(lines[1]).toBe('FAIL sc-old: unsigned');
-    expect(lines[2]).toMatch(/^FAIL .*3-broken\.json: unreadable \(/);
+    expect(lines[0]).toBe(`keys ${jwksPath}`);
+    expect(lines[1]).toBe(`FAIL sc-k3q7yzv2m4n5p6rstuwxbcdefa: unknown_kid  ${join(dir, '1-golden.json')}`);
+    expect(lines[2]).toBe(`FAIL sc-old: unsigned  ${join(dir, '2-unsigned.json')}`);
+    expect(lines[3]).toMatch(/^FAIL .*3-broken\.json: unreadable \(/);
     expect(run.code).toBe(1);
   });
 
@@ -161,7 +180,7 @@ describe('npm run verify (verify/cli.ts)', () => {
     expect(run.code).toBe(1);
     // The keys document too: the one the verifier reads must be the one everyone reads.
     const keys = await verifyCli(join(receiptsDir, `${id}.json`), '--jwks', jwks);
-    expect(keys.stdout).toMatch(/^FAIL .*: keys unavailable from .*duplicate member "keys"/);
+    expect(keys.stdout).toMatch(/^keys .*\nFAIL .*: keys unavailable from .*duplicate member "keys"/);
     expect(keys.code).toBe(1);
   });
 
@@ -170,32 +189,52 @@ describe('npm run verify (verify/cli.ts)', () => {
     await writeFile(jwks, JSON.stringify(RFC8037_JWKS));
     const run = await verifyCli(GOLDEN, '--jwks', jwks);
     expect(run.stdout).toBe(
-      'OK  sc-k3q7yzv2m4n5p6rstuwxbcdefa  kid=kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k\n',
+      `keys ${jwks}\nOK  sc-k3q7yzv2m4n5p6rstuwxbcdefa  kid=kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k  ${GOLDEN}\n`,
     );
     expect(run.code).toBe(0);
   });
 
   it('fetches a receipt URL and defaults the keys to <origin>/.well-known/jwks.json', async () => {
     const run = await verifyCli(`${origin}/r/${ids[2]}`);
-    expect(run.stdout).toBe(`OK  ${ids[2]}  kid=${kid}\n`);
+    expect(run.stdout).toBe(
+      `keys ${origin}/.well-known/jwks.json\nOK  ${ids[2]}  kid=${kid}  ${origin}/r/${ids[2]}\n`,
+    );
     expect(run.code).toBe(0);
   });
 
   it('takes the keys from --base-url for files', async () => {
     const run = await verifyCli(join(receiptsDir, `${ids[0]}.json`), '--base-url', origin);
-    expect(run.stdout).toBe(`OK  ${ids[0]}  kid=${kid}\n`);
+    expect(run.stdout).toBe(
+      `keys ${origin}/.well-known/jwks.json\nOK  ${ids[0]}  kid=${kid}  ${join(receiptsDir, `${ids[0]}.json`)}\n`,
+    );
     expect(run.code).toBe(0);
+  });
+
+  it('takes the keys of a file from the origin its receipt_url names, and says so', async () => {
+    const run = await verifyCli(namedFile);
+    expect(run.stdout).toBe(
+      `keys ${origin}/.well-known/jwks.json (the origin the receipt names: it shows who signed, not whom to trust)\nOK  ${namedId}  kid=${kid}  ${namedFile}\n`,
+    );
+    expect(run.code).toBe(0);
+  });
+
+  it('fails (exit 1) a file that names no receipt_url when no keys are given', async () => {
+    const file = join(receiptsDir, `${ids[0]}.json`);
+    const run = await verifyCli(file);
+    expect(run.stdout).toBe(
+      `FAIL ${ids[0]}: no keys: give --jwks or --base-url (the receipt names no receipt_url)  ${file}\n`,
+    );
+    expect(run.code).toBe(1);
   });
 
   it('fails (exit 1) when the keys cannot be fetched', async () => {
     const run = await verifyCli(`${origin}/r/${ids[0]}`, '--jwks', `${origin}/missing.json`);
-    expect(run.stdout).toMatch(/^FAIL .*: keys unavailable from .*HTTP 404/);
+    expect(run.stdout).toMatch(/^keys .*\nFAIL .*: keys unavailable from .*HTTP 404/);
     expect(run.code).toBe(1);
   });
 
   it.each([
     [['--jwks', 'x.json'], /no receipt given/],
-    [['some-file.json'], /needs --jwks or --base-url/],
     [['a.json', '--jwks'], /--jwks needs a value/],
     [['a.json', '--frobnicate'], /unknown option/],
   ])('exits 2 on a usage error: %j', async (args, message) => {
