@@ -67,7 +67,13 @@ describe('parseDiscoveryPage', () => {
         payTo: WALLET,
         source: 'cdp',
         example: { query: { city: 'paris', days: '3' }, body: null },
-        metadata: { serviceName: null, tags: [], description: null, iconUrl: null, lastUpdated: '2026-09-01T10:30:00.000Z' },
+        metadata: {
+          serviceName: null,
+          tags: [],
+          description: null,
+          iconUrl: null,
+          lastUpdated: '2026-09-01T10:30:00.000Z',
+        },
       },
       {
         url: 'https://old.example/post',
@@ -79,7 +85,13 @@ describe('parseDiscoveryPage', () => {
         payTo: WALLET,
         source: 'cdp',
         example: { query: null, body: { q: 'x' } },
-        metadata: { serviceName: null, tags: [], description: null, iconUrl: null, lastUpdated: '2026-09-21T14:13:20.000Z' },
+        metadata: {
+          serviceName: null,
+          tags: [],
+          description: null,
+          iconUrl: null,
+          lastUpdated: '2026-09-21T14:13:20.000Z',
+        },
       },
     ]);
   });
