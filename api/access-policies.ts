@@ -102,7 +102,10 @@ export const ACCESS_POLICIES = {
     dryRun: null,
     bare: `Send payment_payload, tx_hash, or from with nonce. A payment-status check costs ${priceText(LIMITS.paymentStatusPriceAtomic)}; ${LIMITS.freePaymentStatusPerDay} a day are free.`,
   },
-  /** `POST /v1/watches`: bought through x402 for a period, or made with an exempt or hosted key (billed as a use). */
+  /**
+   * `POST /v1/watches`: bought through x402 for a period, or made with an exempt key, or a hosted key (served before
+   * the meter, billed per watch-month on the invoice).
+   */
   watch: { offer: 'watch', keys: 'exempt-and-integrator', free: null, dryRun: null, bare: null },
   /** `GET`/`POST /v1/products/overnight-cos-pack`: always paid. */
   setupPack: { offer: 'setup-pack', keys: 'ignored', free: null, dryRun: null, bare: null },

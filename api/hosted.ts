@@ -96,6 +96,8 @@ export type HostedParts = {
   /** Draws invoices' pay-link tokens. */
   random: (n: number) => Uint8Array;
   shared?: SharedHosted;
+  /** The hosted watch-months an invoice run bills (`WatchStore.watchMonths`). */
+  watchMonths?: (startMs: number, endMs: number) => Promise<Map<string, number>>;
 };
 
 /** Opens hosted mode over its store and the service journal; restores this month's usage (unless `shared`). */
@@ -191,6 +193,7 @@ async function applyOperation(parts: HostedParts, tail: JournalTail, content: st
       payTo: parts.payTo,
       baseUrl: parts.baseUrl,
       random: parts.random,
+      ...(parts.watchMonths ? { watchMonths: parts.watchMonths } : {}),
     }),
   );
 }

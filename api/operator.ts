@@ -18,6 +18,9 @@ import { loadSigningKeys } from '../io/keys.ts';
 import { readJournal } from '../io/receipts/journal.ts';
 import { loadServiceWallet } from '../io/secrets.ts';
 import { connectPostgres } from '../io/store/postgres.ts';
+import { openDuckDbWatchStore } from '../io/watches/duckdb.ts';
+import type { WatchStore } from '../io/watches/port.ts';
+import { postgresWatchStore } from '../io/watches/postgres.ts';
 import { type Config, readConfig } from './config.ts';
 
 /** The inbox file-name prefix of operations; the server's inbox handler routes on it. */
@@ -42,7 +45,11 @@ export async function runOperatorOp(op: IntegratorOp): Promise<void> {
     return;
   }
   try {
-    const result = await applyOp(store, op, (month) => invoicesWithoutServer(config, store, month));
+    const result = await applyOp(store, op, (month) =>
+      invoicesWithoutServer(config, store, month, (startMs, endMs) =>
+        embeddedWatchMonths(paths, startMs, endMs),
+      ),
+    );
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
     exitWithError((error as Error).message);
@@ -65,8 +72,9 @@ async function runOnPostgres(config: Config, database: { url: string }, op: Inte
   const sql = await connectPostgres(database.url, { poolSize: 2 });
   try {
     const store = postgresIntegratorStore(sql);
+    const watches = postgresWatchStore(sql);
     const result = await applyOp(store, op, (month) =>
-      invoicesWithoutServer(config, store, month, async () => {}),
+      invoicesWithoutServer(config, store, month, watches.watchMonths, async () => {}),
     );
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
@@ -76,10 +84,26 @@ async function runOnPostgres(config: Config, database: { url: string }, op: Inte
   }
 }
 
+/** The hosted watch-months from the embedded watch store (free: no server holds the data folder); none without one. */
+async function embeddedWatchMonths(
+  paths: ReturnType<typeof dataPaths>,
+  startMs: number,
+  endMs: number,
+): Promise<Map<string, number>> {
+  if (!existsSync(paths.watches)) return new Map();
+  const watches = await openDuckDbWatchStore(paths.watches);
+  try {
+    return await watches.watchMonths(startMs, endMs);
+  } finally {
+    await watches.close();
+  }
+}
+
 async function invoicesWithoutServer(
   config: Config,
   store: IntegratorStore,
   month: string,
+  watchMonths: WatchStore['watchMonths'],
   tail?: JournalTail,
 ) {
   const paths = dataPaths(config.dataDir);
@@ -103,5 +127,6 @@ async function invoicesWithoutServer(
     payTo: wallet.address,
     baseUrl: config.baseUrl,
     random: (n) => new Uint8Array(randomBytes(n)),
+    watchMonths,
   });
 }

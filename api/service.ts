@@ -94,6 +94,7 @@ export async function createService(config: Config, overrides: ServiceOverrides 
     invoicesDir: paths.invoices,
     random: pooledRandom(),
     ...(state.sharedHosted ? { shared: state.sharedHosted } : {}),
+    watchMonths: (startMs, endMs) => state.watches.watchMonths(startMs, endMs),
   });
   const deps = await appDeps(config, paths, overrides, { ...records, hosted, now });
   await deps.paidCalls?.refresh(true);

@@ -106,9 +106,9 @@ async function stopWatch(
 ): Promise<void> {
   const watch = await deps.store.watch(watchId);
   if (watch === null || watch.status !== 'active') return;
-  await deps.store.setStatus(watchId, status);
-  const event: WatchNoticeType = status === 'paused' ? 'watch_paused' : 'watch_stopped';
   const at = deps.now();
+  await deps.store.setStatus(watchId, status, at.getTime());
+  const event: WatchNoticeType = status === 'paused' ? 'watch_paused' : 'watch_stopped';
   const notice = addressedEvent(deps, watch, { event, receiptId: null, before: null, after: { why } }, at);
   await deps.store.record([{ ...notice, webhookUrl: null }], at.getTime());
 }

@@ -6,6 +6,7 @@
  */
 import { atomicToUsdText } from './amount.ts';
 import { amountDue, BANDS, bandCounts, bandPrice, monthBounds } from './hosted.ts';
+import { WATCH_LIMITS } from './limits.ts';
 import { BASE, BASE_USDC } from './networks.ts';
 
 export type InvoiceLine = {
@@ -27,6 +28,17 @@ export type EarlierMonthLine = {
   amount_usd: string;
 };
 
+/**
+ * Hosted watches billed on this invoice: each watch whose active span (made to expired, deleted, paused or stopped)
+ * overlaps the month counts one watch-month, at `WATCH_LIMITS.watchMonthAtomic`.
+ */
+export type WatchMonthsLine = {
+  quantity: number;
+  unit_price_atomic: string;
+  amount_atomic: string;
+  amount_usd: string;
+};
+
 /** The unsigned invoice body; {@link invoiceId} names it. */
 export type Invoice = {
   id: string;
@@ -40,6 +52,8 @@ export type Invoice = {
   lines: InvoiceLine[];
   /** Absent on invoices issued before late uses were billed: read it as empty. */
   earlier_months?: EarlierMonthLine[];
+  /** Present only when the integrator had hosted watches in the month, so invoices without them keep their bytes. */
+  watch_months?: WatchMonthsLine;
   total: { atomic: string; usd: string };
   currency: 'USDC';
   network: string;
@@ -89,6 +103,8 @@ export function buildInvoice(input: {
   baseUrl: string;
   payToken: string;
   earlier?: ReadonlyArray<{ month: string; calls: number; billedBefore: number }>;
+  /** Hosted watches whose active span overlaps the month. */
+  watchMonths?: number;
 }): Invoice {
   const { start, end } = monthBounds(input.month);
   const counts = bandCounts(input.calls);
@@ -111,7 +127,10 @@ export function buildInvoice(input: {
       amount_usd: atomicToUsdText(amount.toString()),
     };
   });
-  const total = [...lines, ...earlier].reduce((sum, line) => sum + BigInt(line.amount_atomic), 0n).toString();
+  const watches = watchMonthsLine(input.watchMonths ?? 0);
+  const total = [...lines, ...earlier, ...(watches ? [watches] : [])]
+    .reduce((sum, line) => sum + BigInt(line.amount_atomic), 0n)
+    .toString();
   const id = invoiceId(input.integrator.id, input.month);
   return {
     id,
@@ -124,11 +143,25 @@ export function buildInvoice(input: {
     end_users: input.endUsers,
     lines,
     earlier_months: earlier,
+    ...(watches ? { watch_months: watches } : {}),
     total: { atomic: total, usd: atomicToUsdText(total) },
     currency: 'USDC',
     network: BASE,
     asset: BASE_USDC,
     pay_to: input.payTo,
     pay_url: payUrl(input.baseUrl, id, input.payToken),
+  };
+}
+
+/** The watch-months line of `quantity` hosted watch-months; none for zero. */
+function watchMonthsLine(quantity: number): WatchMonthsLine | null {
+  if (quantity <= 0) return null;
+  const unit = BigInt(WATCH_LIMITS.watchMonthAtomic);
+  const amount = (unit * BigInt(quantity)).toString();
+  return {
+    quantity,
+    unit_price_atomic: unit.toString(),
+    amount_atomic: amount,
+    amount_usd: atomicToUsdText(amount),
   };
 }

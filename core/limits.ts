@@ -42,6 +42,12 @@ export const WATCH_LIMITS = {
   /** Atomic USDC: USD 1 buys one watch for `periodDays`. */
   priceAtomic: '1000000',
   periodDays: 30,
+  /**
+   * Atomic USDC: USD 0.50 per watch-month of a watch made with a hosted key, billed on the monthly invoice for each
+   * calendar month its active span overlaps. A 30-day watch nearly always overlaps two months, so it costs about
+   * what the same watch costs through x402, never more (docs/decisions.md "Watches").
+   */
+  watchMonthAtomic: '500000',
   /** Default probe interval (`WATCH_INTERVAL_S`). */
   intervalSeconds: 600,
   /** Consecutive failed probes before `down`. */

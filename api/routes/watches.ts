@@ -1,6 +1,7 @@
 /**
  * Watches (docs/api.md "Watches"): `POST /v1/watches` makes one, bought through x402 for a period
- * (`ACCESS_POLICIES.watch`, `WATCH_LIMITS`) or made with an exempt or hosted key; the answer shows the management
+ * (`ACCESS_POLICIES.watch`, `WATCH_LIMITS`) or made with an exempt key or a hosted key (billed per watch-month on
+ * the integrator's invoice, not as a hosted use); the answer shows the management
  * token once. `GET`/`DELETE /v1/watches/{id}` and `GET /v1/watches/{id}/events` need that token
  * (`x-watch-token`); anyone without it gets the same 404 whether or not the watch exists. Bad input, and a URL or
  * webhook URL the SSRF gate refuses, is a 400 before any payment is asked for or taken.
@@ -19,6 +20,7 @@ import { readJsonObject } from '../body.ts';
 import type { PaidAccess } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
+import { takeRate } from '../hosted-access.ts';
 import { queryOf } from '../query.ts';
 import { newWatchId } from '../watch-events.ts';
 import { newWatchToken, tokenMatches, WATCH_TOKEN_HEADER } from '../watch-tokens.ts';
@@ -31,13 +33,30 @@ export function watchRoutes(app: H3, deps: AppDeps): void {
   if (!watches) return;
   app.post(PATH, async (event) => {
     // A key that is presented and not good is a 401 before anything, bad input included (CONTRIBUTING.md).
-    presentedAsker(event.req.headers, deps.gate, deps.hosted, true);
+    const asker = presentedAsker(event.req.headers, deps.gate, deps.hosted, true);
     const input = await checkedInput(deps, await readJsonObject(event));
+    if (asker?.tier === 'hosted' && deps.hosted !== null) {
+      // Billed per watch-month on the monthly invoice (`WatchStore.watchMonths`), not as a hosted use: the key's
+      // rate limit applies, the checks' credit limit does not (docs/decisions.md "Watches").
+      await takeRate(event, deps.hosted, asker.caller);
+      const owner: WatchOwner = {
+        kind: 'hosted',
+        integrator: asker.caller.integrator.id,
+        keyId: asker.caller.key.id,
+      };
+      event.res.status = 201;
+      event.res.headers.set('cache-control', 'private, no-store');
+      return {
+        ...(await create(deps, input, owner)),
+        access: { tier: 'hosted' as const },
+        access_tier: 'hosted' as const,
+      };
+    }
     return answerMetered(event, deps, ACCESS_POLICIES.watch, {
       input: () => ({ ok: true, value: input }),
       answer: async (value, grant) => {
         event.res.status = 201;
-        return { body: await create(deps, value, ownerOf(event, deps, grant)), receiptId: null };
+        return { body: await create(deps, value, ownerOf(grant)), receiptId: null };
       },
       sell: async (value) => ({
         status: 201,
@@ -48,7 +67,7 @@ export function watchRoutes(app: H3, deps: AppDeps): void {
   app.get(`${PATH}/:id`, async (event) => watchView(deps, await owned(event, deps)));
   app.delete(`${PATH}/:id`, async (event) => {
     const watch = await owned(event, deps);
-    await watches.store.setStatus(watch.id, 'deleted');
+    await watches.store.setStatus(watch.id, 'deleted', deps.now().getTime());
     return { id: watch.id, status: 'deleted' };
   });
   app.get(`${PATH}/:id/events`, async (event) => {
@@ -82,12 +101,10 @@ async function checkedInput(deps: AppDeps, raw: unknown): Promise<WatchInput> {
   return parsed.value;
 }
 
-/** Who an unpaid watch is for: the exempt key's name, or the integrator of the hosted key. */
-function ownerOf(event: H3Event, deps: AppDeps, grant: Grant): WatchOwner {
+/** Who an unpaid metered watch is for: the exempt key's name (hosted keys are served before the meter). */
+function ownerOf(grant: Grant): WatchOwner {
   if (grant.tier === 'exempt') return { kind: 'exempt', name: grant.key.name };
-  const asker = presentedAsker(event.req.headers, deps.gate, deps.hosted, true);
-  if (asker?.tier !== 'hosted') throw new Error('[spotcheck] [watches] an unpaid watch with no key');
-  return { kind: 'hosted', integrator: asker.caller.integrator.id, keyId: asker.caller.key.id };
+  throw new Error('[spotcheck] [watches] an unpaid metered watch with no exempt key');
 }
 
 /** Stores the watch (durable before the answer leaves) and answers with its token, shown this once. */

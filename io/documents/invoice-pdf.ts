@@ -78,7 +78,7 @@ function drawHead(pen: Pen, invoice: SignedInvoice): void {
   }
 }
 
-/** The table: a line per band, the late uses of earlier months, and the total. */
+/** The table: a line per band, the late uses of earlier months, the hosted watch-months, and the total. */
 function drawLines(pen: Pen, invoice: SignedInvoice): void {
   const { bold, mono } = pen.fonts;
   pen.y -= 40;
@@ -102,6 +102,15 @@ function drawLines(pen: Pen, invoice: SignedInvoice): void {
     text(pen, String(late.calls), columns[1] ?? MARGIN_X, 10);
     text(pen, "that month's bands", columns[2] ?? MARGIN_X, 10);
     right(pen, late.amount_usd, 10);
+  }
+  // Hosted watches, one per month of activity (absent on invoices without any, so their bytes stay as they were).
+  const watches = invoice.watch_months;
+  if (watches) {
+    pen.y -= 18;
+    text(pen, 'watch-months', columns[0] ?? MARGIN_X, 10, mono);
+    text(pen, String(watches.quantity), columns[1] ?? MARGIN_X, 10);
+    text(pen, watches.unit_price_atomic, columns[2] ?? MARGIN_X, 10);
+    right(pen, watches.amount_usd, 10);
   }
   pen.y -= 10;
   rule(pen);

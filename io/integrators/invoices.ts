@@ -9,6 +9,10 @@
  * finished its month is recorded. A rerun of a recorded month still issues an invoice to an integrator that has
  * none, unless a later invoice already began billing its uses of the month late (the rest are then late too, billed
  * on its next invoice), so no use is ever billed twice.
+ *
+ * Hosted watches are billed per watch-month (`watch_months`, docs/api.md "Watches"): an integrator whose watches
+ * were active in the month gets an invoice for them even without a check. They are read from the watch store when
+ * the run starts; a month's watch-months are all known once it has ended, so none are ever late.
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,17 +39,23 @@ export async function issueInvoices(parts: {
   baseUrl: string;
   /** Draws the pay-link tokens. */
   random: (n: number) => Uint8Array;
+  /** The hosted watch-months per integrator of `[startMs, endMs)` (`WatchStore.watchMonths`); none when absent. */
+  watchMonths?: (startMs: number, endMs: number) => Promise<Map<string, number>>;
 }): Promise<InvoiceRun> {
   const { store, month } = parts;
-  if (monthBounds(month).end.getTime() > parts.now.getTime()) {
+  const bounds = monthBounds(month);
+  if (bounds.end.getTime() > parts.now.getTime()) {
     throw new RangeError(`${month} has not ended yet; invoices are issued for closed months`);
   }
   await compactUsage(store, parts.tail);
   const names = new Map((await store.integrators()).map((row) => [row.id, row.name]));
   const runs = new Set(await store.invoiceRuns());
   const usage = await store.usage({});
+  const watchMonths =
+    (await parts.watchMonths?.(bounds.start.getTime(), bounds.end.getTime())) ?? new Map<string, number>();
   const run: InvoiceRun = [];
-  for (const integrator of [...new Set(usage.map((row) => row.integrator))].sort()) {
+  const billed = new Set([...usage.map((row) => row.integrator), ...watchMonths.keys()]);
+  for (const integrator of [...billed].sort()) {
     const id = invoiceId(integrator, month);
     const existing = await store.invoice(id);
     const own = usage.find((row) => row.integrator === integrator && row.month === month);
@@ -58,7 +68,8 @@ export async function issueInvoices(parts: {
       const earlier = before
         ? lateUses({ month, usage: usage.filter((row) => row.integrator === integrator), invoices, runs })
         : [];
-      if (own === undefined && earlier.length === 0) continue;
+      const watches = watchMonths.get(integrator) ?? 0;
+      if (own === undefined && earlier.length === 0 && watches === 0) continue;
       signed = signReceipt(
         buildInvoice({
           integrator: { id: integrator, name: names.get(integrator) ?? integrator },
@@ -69,6 +80,7 @@ export async function issueInvoices(parts: {
           baseUrl: parts.baseUrl,
           payToken: newPayToken(parts.random),
           earlier,
+          watchMonths: watches,
         }),
         parts.signer,
       );

@@ -138,6 +138,14 @@ CREATE TABLE watch_outbox (
 CREATE INDEX watch_outbox_due ON watch_outbox (next_attempt) WHERE state = 'pending';
 `,
   },
+  {
+    version: 8,
+    name: 'watches: when a watch stopped being active, for the hosted invoice per watch-month',
+    // Null while a watch is active; set once, by its first status but active (io/watches/postgres.ts).
+    sql: `
+ALTER TABLE watches ADD COLUMN ended_at BIGINT;
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

@@ -8,7 +8,7 @@ import type { Delivery, StoredEvent, WatchOwner, WatchRow, WatchStatus } from '.
 
 /** The columns of `watches`, in insert order. */
 export const WATCH_COLUMNS =
-  'id, token_hash, url, url_norm, method, pay_to, network, claimed_price, webhook_url, events, owner, owner_key, created_at, expires_at, status, expiring_sent';
+  'id, token_hash, url, url_norm, method, pay_to, network, claimed_price, webhook_url, events, owner, owner_key, created_at, expires_at, status, expiring_sent, ended_at';
 
 /** A watch's insert values, in {@link WATCH_COLUMNS} order. */
 export function watchValues(row: WatchRow): Array<string | number | boolean | null> {
@@ -29,7 +29,18 @@ export function watchValues(row: WatchRow): Array<string | number | boolean | nu
     row.expiresAtMs,
     row.status,
     row.expiringSent,
+    null,
   ];
+}
+
+/**
+ * The per-integrator counts of the watch-months query read back. Both backends count the watches with an owner key
+ * (hosted) made before the month's end (`created_at` is ISO text, compared as ISO text) whose span ends after its
+ * start: `least(expires_at, coalesce(ended_at, expires_at))`. `ended_at` is null while a watch is active, and on
+ * watches stopped before it was recorded: those count to their expiry.
+ */
+export function watchMonthsOf(rows: ReadonlyArray<Record<string, unknown>>): Map<string, number> {
+  return new Map(rows.map((r) => [String(r.owner_key), Number(r.n)]));
 }
 
 /** The owner a listing by owner reads: the integrator of a hosted watch, else null. */

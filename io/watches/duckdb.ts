@@ -5,7 +5,15 @@
  */
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { select } from '../duckdb/query.ts';
-import { deliveryOf, eventOf, statesOf, WATCH_COLUMNS, watchOf, watchValues } from './_rows.ts';
+import {
+  deliveryOf,
+  eventOf,
+  statesOf,
+  WATCH_COLUMNS,
+  watchMonthsOf,
+  watchOf,
+  watchValues,
+} from './_rows.ts';
 import type { NewEvent, WatchStore } from './port.ts';
 
 const SCHEMA = `
@@ -25,6 +33,7 @@ CREATE TABLE IF NOT EXISTS watch_outbox (
   event_id VARCHAR PRIMARY KEY, watch_id VARCHAR NOT NULL, webhook_url VARCHAR NOT NULL, body VARCHAR NOT NULL,
   attempts INTEGER NOT NULL, first_due BIGINT NOT NULL, next_attempt BIGINT NOT NULL, lease_until BIGINT NOT NULL,
   state VARCHAR NOT NULL, last_error VARCHAR);
+ALTER TABLE watches ADD COLUMN IF NOT EXISTS ended_at BIGINT;
 `;
 
 /** Opens (or creates) the store at `path`. */
@@ -48,7 +57,7 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
       serial(() =>
         transaction(db, async () => {
           await db.run(
-            `INSERT INTO watches (${WATCH_COLUMNS}) VALUES (${placeholders(16)})`,
+            `INSERT INTO watches (${WATCH_COLUMNS}) VALUES (${placeholders(17)})`,
             watchValues(row),
           );
           await db.run(
@@ -61,11 +70,12 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
       const [row] = await rows('SELECT * FROM watches WHERE id = ?', [id]);
       return row ? watchOf(row) : null;
     },
-    setStatus: (id, status) =>
+    setStatus: (id, status, nowMs) =>
       serial(() =>
         transaction(db, async () => {
           await db.run('UPDATE watches SET status = ? WHERE id = ?', [status, id]);
           if (status !== 'active') {
+            await db.run('UPDATE watches SET ended_at = coalesce(ended_at, ?) WHERE id = ?', [nowMs, id]);
             await db.run(
               "UPDATE watch_outbox SET state = 'cancelled' WHERE watch_id = ? AND state = 'pending'",
               [id],
@@ -87,6 +97,16 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
           [integrator],
         )
       ).map(watchOf),
+    watchMonths: async (startMs, endMs) =>
+      watchMonthsOf(
+        await rows(
+          `SELECT owner_key, count(*) AS n FROM watches
+           WHERE owner_key IS NOT NULL AND created_at < ?
+             AND least(expires_at, coalesce(ended_at, expires_at)) > ?
+           GROUP BY owner_key`,
+          [new Date(endMs).toISOString(), startMs],
+        ),
+      ),
     claimDue: (nowMs, leaseMs, limit) =>
       serial(async () => {
         const due = await select(

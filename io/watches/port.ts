@@ -82,12 +82,20 @@ export type WatchStore = {
   /** Stores a watch and schedules its endpoint (due at once when new). Durable once resolved. */
   createWatch(row: WatchRow, nowMs: number): Promise<void>;
   watch(id: string): Promise<WatchRow | null>;
-  /** Sets a watch's status; any status but `active` cancels its pending deliveries. */
-  setStatus(id: string, status: WatchStatus): Promise<void>;
+  /**
+   * Sets a watch's status; any status but `active` cancels its pending deliveries and, the first time, ends its
+   * active span at `nowMs` (what {@link WatchStore.watchMonths} bills).
+   */
+  setStatus(id: string, status: WatchStatus, nowMs: number): Promise<void>;
   /** The active, unexpired watches of one endpoint. */
   activeWatchesOf(url: string, method: HttpMethod, nowMs: number): Promise<WatchRow[]>;
   /** The watches a hosted integrator made (any status but deleted), newest first. */
   watchesOfIntegrator(integrator: string): Promise<WatchRow[]>;
+  /**
+   * Per integrator, its hosted watches whose active span (made, to the earliest of expiry and the first status but
+   * `active`) overlaps `[startMs, endMs)`: the watch-months of a month's invoice. Integrators with none are absent.
+   */
+  watchMonths(startMs: number, endMs: number): Promise<Map<string, number>>;
   /** Leases up to `limit` endpoints due at `nowMs` with an active watch, for `leaseMs`; none is leased twice. */
   claimDue(nowMs: number, leaseMs: number, limit: number): Promise<DueEndpoint[]>;
   /**

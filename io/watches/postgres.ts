@@ -5,7 +5,15 @@
  * a row whose instance died is free again when its lease ends (docs/decisions.md "Watches").
  */
 import type { Sql } from 'postgres';
-import { deliveryOf, eventOf, statesOf, WATCH_COLUMNS, watchOf, watchValues } from './_rows.ts';
+import {
+  deliveryOf,
+  eventOf,
+  statesOf,
+  WATCH_COLUMNS,
+  watchMonthsOf,
+  watchOf,
+  watchValues,
+} from './_rows.ts';
 import type { NewEvent, WatchStore } from './port.ts';
 
 /** The store over `sql` (its schema made by `io/postgres/schema.ts`). */
@@ -29,10 +37,11 @@ export function postgresWatchStore(sql: Sql): WatchStore {
       const [row] = await sql`SELECT * FROM watches WHERE id = ${id}`;
       return row ? watchOf(row) : null;
     },
-    async setStatus(id, status) {
+    async setStatus(id, status, nowMs) {
       await sql.begin(async (tx) => {
         await tx`UPDATE watches SET status = ${status} WHERE id = ${id}`;
         if (status !== 'active') {
+          await tx`UPDATE watches SET ended_at = coalesce(ended_at, ${big(nowMs)}) WHERE id = ${id}`;
           await tx`UPDATE watch_outbox SET state = 'cancelled' WHERE watch_id = ${id} AND state = 'pending'`;
         }
       });
@@ -46,6 +55,14 @@ export function postgresWatchStore(sql: Sql): WatchStore {
       const rows = await sql`SELECT * FROM watches WHERE owner_key = ${integrator} AND status <> 'deleted'
         ORDER BY created_at DESC, id`;
       return rows.map(watchOf);
+    },
+    async watchMonths(startMs, endMs) {
+      return watchMonthsOf(
+        await sql`SELECT owner_key, count(*)::int AS n FROM watches
+          WHERE owner_key IS NOT NULL AND created_at < ${new Date(endMs).toISOString()}
+            AND least(expires_at, coalesce(ended_at, expires_at)) > ${big(startMs)}
+          GROUP BY owner_key`,
+      );
     },
     async claimDue(nowMs, leaseMs, limit) {
       const rows = await sql`UPDATE watch_endpoints e SET lease_until = ${big(nowMs + leaseMs)}

@@ -271,9 +271,10 @@ const ROUTES: Route[] = [
       'paid valid': [made('paid'), bad('bad_url')],
       'paid refused': [PAY_402, bad('bad_url')],
       exempt: [made('exempt'), bad('bad_url')],
-      'hosted active': [made('hosted', 'hosted'), bad('bad_url')],
+      // A hosted watch is billed per watch-month on the invoice, not as a use: no use counted, no credit limit.
+      'hosted active': [made('hosted'), bad('bad_url')],
       'hosted suspended': [KEY_401, KEY_401],
-      'hosted over credit': [CREDIT_402, bad('bad_url')],
+      'hosted over credit': [made('hosted'), bad('bad_url')],
       'malformed key': [KEY_401, KEY_401],
     },
   },

@@ -165,6 +165,8 @@ describe('watches of a hosted integrator', () => {
     expect(made.status).toBe(201);
     const watch = (await made.json()) as { id: string; token: string; access: { tier: string } };
     expect(watch.access.tier).toBe('hosted');
+    // Billed per watch-month on the invoice, not as a hosted use of the month.
+    expect(await hosted.meter.calls('watcher', spot.service.deps.now().toISOString().slice(0, 7))).toBe(0);
     const me = async (key: string) =>
       (await (
         await appFetch(spot.service, '/v1/integrators/me', { headers: { authorization: `Bearer ${key}` } })

@@ -3,6 +3,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildInvoice, newPayToken } from '../../../core/invoice.ts';
+import { signReceipt } from '../../../core/receipt.ts';
 import { hashSecret } from '../../../core/service-key.ts';
 import { createHostedMeter } from '../../../io/hosted-meter/memory.ts';
 import {
@@ -17,6 +19,8 @@ import { applyOp, parseOp } from '../../../io/integrators/ops.ts';
 import type { IntegratorStore } from '../../../io/integrators/port.ts';
 import { loadSigningKeys } from '../../../io/keys.ts';
 import { createJournal, type Journal, readJournal } from '../../../io/receipts/journal.ts';
+import { openDuckDbWatchStore } from '../../../io/watches/duckdb.ts';
+import type { WatchRow } from '../../../io/watches/port.ts';
 import { verifyReceipt } from '../../../verify/verify.ts';
 
 const AT = '2026-05-02T10:00:00.000Z';
@@ -250,6 +254,89 @@ describe('invoices', () => {
       earlier_months: [{ month: '2026-04', calls: 1, amount_atomic: '20000' }],
     });
     expect(await store.invoiceRuns()).toEqual(['2026-04', '2026-05', '2026-06']);
+  });
+
+  it('bills hosted watches per watch-month on a line of their own, and leaves invoices without watches as before', async () => {
+    const watches = await openDuckDbWatchStore(':memory:');
+    try {
+      const watch = (id: string, integrator: string | null, createdAt: string, days: number): WatchRow => ({
+        id,
+        tokenHash: `hash-${id}`,
+        url: `https://seller.example/${id}`,
+        urlNorm: `https://seller.example/${id}`,
+        method: 'GET',
+        payTo: null,
+        network: null,
+        claimedPrice: null,
+        webhookUrl: null,
+        events: ['terms_changed'],
+        owner: integrator === null ? { kind: 'paid', tx: '0x1' } : { kind: 'hosted', integrator, keyId: 'k' },
+        createdAt,
+        expiresAtMs: Date.parse(createdAt) + days * 86_400_000,
+        status: 'active',
+        expiringSent: false,
+      });
+      // acme: one watch across April and May, one deleted in March; `watcher` has watches and no check; a watch
+      // bought through x402 is on no invoice; `plain` has checks only.
+      await watches.createWatch(watch('wa-a1', 'acme', '2026-04-20T00:00:00.000Z', 30), 0);
+      await watches.createWatch(watch('wa-a2', 'acme', '2026-03-02T00:00:00.000Z', 30), 0);
+      await watches.setStatus('wa-a2', 'deleted', Date.parse('2026-03-05T00:00:00Z'));
+      await watches.createWatch(watch('wa-w1', 'watcher', '2026-04-01T00:00:00.000Z', 30), 0);
+      await watches.createWatch(watch('wa-w2', 'watcher', '2026-04-29T00:00:00.000Z', 30), 0);
+      await watches.createWatch(watch('wa-p1', null, '2026-04-10T00:00:00.000Z', 30), 0);
+      await use('acme', '2026-04', 1002);
+      await use('plain', '2026-04', 3);
+      const keys = await loadSigningKeys({ dir: join(dir, 'keys') });
+      const parts = {
+        store,
+        tail,
+        now: new Date('2026-06-01T00:00:05Z'),
+        signer: keys.signer,
+        dir: join(dir, 'invoices'),
+        payTo: WALLET,
+        baseUrl: 'https://spotcheck.example',
+        random: (n: number) => new Uint8Array(n).fill(7),
+        watchMonths: watches.watchMonths,
+      };
+      expect(await issueInvoices({ ...parts, month: '2026-04' })).toEqual([
+        { id: 'inv-202604-acme', integrator: 'acme', total_atomic: '540000', created: true },
+        { id: 'inv-202604-plain', integrator: 'plain', total_atomic: '0', created: true },
+        { id: 'inv-202604-watcher', integrator: 'watcher', total_atomic: '1000000', created: true },
+      ]);
+      const line = (quantity: number) => ({
+        quantity,
+        unit_price_atomic: '500000',
+        amount_atomic: String(500000 * quantity),
+        amount_usd: String(0.5 * quantity),
+      });
+      expect(await body('inv-202604-acme')).toMatchObject({ calls: 1002, watch_months: line(1) });
+      expect(await body('inv-202604-watcher')).toMatchObject({ calls: 0, watch_months: line(2) });
+      const signed = JSON.parse(
+        await readFile(invoicePaths(parts.dir, { id: 'inv-202604-watcher', month: '2026-04' }).json, 'utf8'),
+      );
+      expect(await verifyReceipt(signed, keys.jwks)).toEqual({ ok: true, kid: keys.signer.kid });
+      const pdf = await readFile(invoicePaths(parts.dir, { id: 'inv-202604-watcher', month: '2026-04' }).pdf);
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      // Without watches the body has no such member: the bytes a builder that knows of no watches signs.
+      const plain = await body('inv-202604-plain');
+      expect(plain).not.toHaveProperty('watch_months');
+      const before = buildInvoice({
+        integrator: { id: 'plain', name: 'plain' },
+        month: '2026-04',
+        calls: 3,
+        endUsers: 0,
+        payTo: WALLET,
+        baseUrl: parts.baseUrl,
+        payToken: newPayToken(parts.random),
+        earlier: [],
+      });
+      expect(JSON.stringify(signReceipt(before, keys.signer))).toBe(JSON.stringify(plain));
+      // May: acme's watch made on 20 April is still active; watcher's second one too, its first expired 1 May.
+      const may = await issueInvoices({ ...parts, month: '2026-05' });
+      expect(may.find((item) => item.integrator === 'watcher')).toMatchObject({ total_atomic: '500000' });
+    } finally {
+      await watches.close();
+    }
   });
 
   it('issues a signed JSON invoice and a reproducible PDF per integrator, once', async () => {

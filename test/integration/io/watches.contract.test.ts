@@ -157,11 +157,56 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
     it('never schedules an endpoint whose watches expired or stopped, and lists only active watches', async () => {
       await store(0).createWatch(watchRow('wa-a', { expiresAtMs: T0 + 1000 }), T0);
       await store(0).createWatch(watchRow('wa-b', { url: 'https://other.example/x' }), T0);
-      await store(0).setStatus('wa-b', 'stopped');
+      await store(0).setStatus('wa-b', 'stopped', T0);
       expect(await store(1).claimDue(T0 + 2000, 60_000, 10)).toEqual([]);
       expect(await store(1).activeWatchesOf('https://seller.example/api', 'GET', T0)).toHaveLength(1);
       expect(await store(1).activeWatchesOf('https://seller.example/api', 'GET', T0 + 2000)).toHaveLength(0);
       expect((await store(2).watch('wa-b'))?.status).toBe('stopped');
+    });
+
+    it('counts per integrator the hosted watches whose active span overlaps a month, ended by their first stop', async () => {
+      const month = (m: string) => {
+        const start = Date.parse(`${m}-01T00:00:00.000Z`);
+        const next = new Date(start);
+        next.setUTCMonth(next.getUTCMonth() + 1);
+        return [start, next.getTime()] as const;
+      };
+      const hosted = (integrator: string) => ({ kind: 'hosted' as const, integrator, keyId: 'k' });
+      const make = (id: string, integrator: string | null, createdMs: number, expiresAtMs: number) =>
+        store(0).createWatch(
+          watchRow(id, {
+            owner: integrator === null ? { kind: 'paid', tx: '0x1' } : hosted(integrator),
+            createdAt: new Date(createdMs).toISOString(),
+            expiresAtMs,
+          }),
+          createdMs,
+        );
+      const [oct] = month('2026-10');
+      const [nov] = month('2026-11');
+      const [dec, jan] = month('2026-12');
+      // Active from 24 Nov for 30 days: November and December.
+      await make('wa-m1', 'int-1', T0, T0 + 30 * DAY);
+      // Deleted the next day: November only.
+      await make('wa-m2', 'int-1', T0, T0 + 30 * DAY);
+      await store(1).setStatus('wa-m2', 'deleted', T0 + DAY);
+      // Paused at the very start of December, deleted later: the pause ends it, so November only.
+      await make('wa-m3', 'int-1', T0, T0 + 30 * DAY);
+      await store(1).setStatus('wa-m3', 'paused', dec);
+      await store(2).setStatus('wa-m3', 'deleted', dec + 10 * DAY);
+      // Made in October, expired on 4 November: October and November.
+      await make('wa-m4', 'int-2', oct + 4 * DAY, nov + 3 * DAY);
+      // Made in December by another integrator, and a watch bought through x402 (never on an invoice).
+      await make('wa-m5', 'int-2', dec + DAY, dec + 40 * DAY);
+      await make('wa-m6', null, T0, T0 + 30 * DAY);
+      const counts = async (m: string) => {
+        const [start, end] = month(m);
+        return Object.fromEntries(await store(2).watchMonths(start, end));
+      };
+      expect(await counts('2026-09')).toEqual({});
+      expect(await counts('2026-10')).toEqual({ 'int-2': 1 });
+      expect(await counts('2026-11')).toEqual({ 'int-1': 3, 'int-2': 1 });
+      expect(await counts('2026-12')).toEqual({ 'int-1': 1, 'int-2': 1 });
+      expect(await store(0).watchMonths(jan, jan + 31 * DAY)).toEqual(new Map([['int-2', 1]]));
     });
 
     it('records events and their deliveries together; pages events newest first', async () => {
@@ -195,7 +240,7 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
         ['we-b', 1],
         ['we-d', 0],
       ]);
-      await store(2).setStatus('wa-d', 'paused');
+      await store(2).setStatus('wa-d', 'paused', T0 + 30_000);
       expect(await store(2).pending()).toBe(0);
       expect(await store(1).claimDeliveries(T0 + DAY, 30_000, 10)).toEqual([]);
     });
