@@ -36,7 +36,7 @@ import { journalQuotaUse, type QuotaUse } from './quota-use.ts';
  */
 export type Grant =
   | { tier: 'exempt'; key: ExemptKey; attached: null }
-  | { tier: 'hosted'; attached: unknown }
+  | { tier: 'hosted'; caller: HostedCaller; attached: unknown }
   | { tier: 'free'; attached: QuotaUse };
 
 /** Who a dry run is counted by. */
@@ -142,7 +142,10 @@ function askerOf(event: H3Event, deps: MeterDeps, policy: AccessPolicy, dryRun: 
   });
 }
 
-/** A hosted call: a dry run is rate-limited and never billed; any other is billed (`answerHosted`). */
+/**
+ * A hosted call: a dry run, or a call of a route whose policy bills hosted callers on an invoice line of its own
+ * (`hostedBilling: 'invoice-line'`), is rate-limited and never metered; any other is billed (`answerHosted`).
+ */
 async function answerHostedTier<B extends object>(
   event: H3Event,
   deps: MeterDeps,
@@ -155,9 +158,11 @@ async function answerHostedTier<B extends object>(
   const { hosted } = deps;
   // A hosted asker exists only where hosted mode is wired (`presentedAsker`).
   if (hosted === null) throw new Error('[spotcheck] [access] a hosted caller without hosted mode');
-  if (dryRun) {
+  if (dryRun || policy.hostedBilling === 'invoice-line') {
     await takeRate(event, hosted, caller);
-    const { body } = await answer({ tier: 'hosted', attached: null });
+    const { body } = await answer({ tier: 'hosted', caller, attached: null });
+    // An invoiced route's answer is the caller's own (a watch's token), as a billed hosted answer is.
+    if (!dryRun) event.res.headers.set('cache-control', 'private, no-store');
     return { ...body, access: { tier: 'hosted' }, access_tier: 'hosted' };
   }
   return answerHosted(
@@ -165,7 +170,7 @@ async function answerHostedTier<B extends object>(
     { ...deps, hosted },
     caller,
     policy.offer,
-    (attached) => answer({ tier: 'hosted', attached }),
+    (attached) => answer({ tier: 'hosted', caller, attached }),
     sell,
   );
 }

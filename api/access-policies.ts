@@ -30,6 +30,11 @@ export type AccessPolicy = {
   free: FreeTier | null;
   dryRun: DryRunTier | null;
   bare: string | null;
+  /**
+   * `invoice-line`: a hosted caller takes only its key's rate, never a metered use or the credit limit: the route
+   * bills it on an invoice line of its own (watches: per watch-month, docs/decisions.md "Watches").
+   */
+  hostedBilling?: 'invoice-line';
 };
 
 /** A route's free tier. */
@@ -106,7 +111,14 @@ export const ACCESS_POLICIES = {
    * `POST /v1/watches`: bought through x402 for a period, or made with an exempt key, or a hosted key (served before
    * the meter, billed per watch-month on the invoice).
    */
-  watch: { offer: 'watch', keys: 'exempt-and-integrator', free: null, dryRun: null, bare: null },
+  watch: {
+    offer: 'watch',
+    keys: 'exempt-and-integrator',
+    free: null,
+    dryRun: null,
+    bare: null,
+    hostedBilling: 'invoice-line',
+  },
   /** `GET`/`POST /v1/products/overnight-cos-pack`: always paid. */
   setupPack: { offer: 'setup-pack', keys: 'ignored', free: null, dryRun: null, bare: null },
 } as const satisfies Record<string, AccessPolicy>;

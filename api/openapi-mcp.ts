@@ -6,11 +6,11 @@ import * as v from 'valibot';
 import { jsonSchemaOf } from './json-schema.ts';
 import { codes, ERROR_REF, JSON_TYPE } from './openapi-model.ts';
 
-/** The path item of `/mcp`. */
-export function mcpPathItem(): Record<string, unknown> {
-  const refused = (operationId: string) => ({
+/** An operation that only answers 405 (`method_not_allowed`), with why. */
+export function refusedOperation(operationId: string, summary: string): Record<string, unknown> {
+  return {
     operationId,
-    summary: 'Refused: the MCP endpoint is stateless (no event stream, no session); send JSON-RPC with POST.',
+    summary,
     security: [],
     responses: {
       405: {
@@ -18,8 +18,18 @@ export function mcpPathItem(): Record<string, unknown> {
         content: { [JSON_TYPE]: { schema: ERROR_REF } },
       },
     },
-  });
-  return { post: mcpOperation(), get: refused('mcpGet'), delete: refused('mcpDelete') };
+  };
+}
+
+/** The path item of `/mcp`. */
+export function mcpPathItem(): Record<string, unknown> {
+  const why =
+    'Refused: the MCP endpoint is stateless (no event stream, no session); send JSON-RPC with POST.';
+  return {
+    post: mcpOperation(),
+    get: refusedOperation('mcpGet', why),
+    delete: refusedOperation('mcpDelete', why),
+  };
 }
 
 function mcpOperation(): Record<string, unknown> {

@@ -13,7 +13,7 @@ import { ErrorBodySchema, PaymentRequiredSchema } from '../core/answer-schemas.t
 import { BASE, BASE_USDC } from '../core/networks.ts';
 import { type JsonSchema, jsonSchemaOf, propertiesOf } from './json-schema.ts';
 import { MCP_PATH } from './mcp/route.ts';
-import { mcpPathItem } from './openapi-mcp.ts';
+import { mcpPathItem, refusedOperation } from './openapi-mcp.ts';
 import { DATABASE_503, ERROR_REF, JSON_TYPE, type Operation } from './openapi-model.ts';
 import { OPERATIONS } from './openapi-operations.ts';
 import { offerPriceAtomic } from './x402/offers.ts';
@@ -45,6 +45,14 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
     paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation) };
   }
   paths[MCP_PATH] = mcpPathItem();
+  // Watches are never listed: a GET of the collection is refused (api/routes/watches.ts).
+  paths['/v1/watches'] = {
+    ...paths['/v1/watches'],
+    get: refusedOperation(
+      'listWatches',
+      'Refused: watches are not listed; make one with POST, read one by its id.',
+    ),
+  };
   paths[OPENAPI_PATH] = {
     get: {
       operationId: 'openapi',

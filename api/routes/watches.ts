@@ -19,8 +19,7 @@ import { ACCESS_POLICIES } from '../access-policies.ts';
 import { readJsonObject } from '../body.ts';
 import type { PaidAccess } from '../check.ts';
 import type { AppDeps } from '../deps.ts';
-import { apiError } from '../errors.ts';
-import { takeRate } from '../hosted-access.ts';
+import { apiError, errorResponse } from '../errors.ts';
 import { queryOf } from '../query.ts';
 import { newWatchId } from '../watch-events.ts';
 import { newWatchToken, tokenMatches, WATCH_TOKEN_HEADER } from '../watch-tokens.ts';
@@ -33,25 +32,8 @@ export function watchRoutes(app: H3, deps: AppDeps): void {
   if (!watches) return;
   app.post(PATH, async (event) => {
     // A key that is presented and not good is a 401 before anything, bad input included (CONTRIBUTING.md).
-    const asker = presentedAsker(event.req.headers, deps.gate, deps.hosted, true);
+    presentedAsker(event.req.headers, deps.gate, deps.hosted, true);
     const input = await checkedInput(deps, await readJsonObject(event));
-    if (asker?.tier === 'hosted' && deps.hosted !== null) {
-      // Billed per watch-month on the monthly invoice (`WatchStore.watchMonths`), not as a hosted use: the key's
-      // rate limit applies, the checks' credit limit does not (docs/decisions.md "Watches").
-      await takeRate(event, deps.hosted, asker.caller);
-      const owner: WatchOwner = {
-        kind: 'hosted',
-        integrator: asker.caller.integrator.id,
-        keyId: asker.caller.key.id,
-      };
-      event.res.status = 201;
-      event.res.headers.set('cache-control', 'private, no-store');
-      return {
-        ...(await create(deps, input, owner)),
-        access: { tier: 'hosted' as const },
-        access_tier: 'hosted' as const,
-      };
-    }
     return answerMetered(event, deps, ACCESS_POLICIES.watch, {
       input: () => ({ ok: true, value: input }),
       answer: async (value, grant) => {
@@ -64,6 +46,13 @@ export function watchRoutes(app: H3, deps: AppDeps): void {
       }),
     });
   });
+  // Watches are not listed: a GET of the collection says how to make one (an integrator lists its own on
+  // /v1/integrators/me).
+  app.get(PATH, () =>
+    errorResponse(405, 'method_not_allowed', 'Make a watch with POST; read one with GET /v1/watches/{id}.', {
+      allow: 'POST',
+    }),
+  );
   app.get(`${PATH}/:id`, async (event) => watchView(deps, await owned(event, deps)));
   app.delete(`${PATH}/:id`, async (event) => {
     const watch = await owned(event, deps);
@@ -101,10 +90,15 @@ async function checkedInput(deps: AppDeps, raw: unknown): Promise<WatchInput> {
   return parsed.value;
 }
 
-/** Who an unpaid metered watch is for: the exempt key's name (hosted keys are served before the meter). */
+/**
+ * Who an unpaid metered watch is for: the exempt key's name, or the integrator and key of a hosted one (billed per
+ * watch-month on its invoice, `WatchStore.watchMonths`; the policy's `hostedBilling`).
+ */
 function ownerOf(grant: Grant): WatchOwner {
   if (grant.tier === 'exempt') return { kind: 'exempt', name: grant.key.name };
-  throw new Error('[spotcheck] [watches] an unpaid metered watch with no exempt key');
+  if (grant.tier === 'hosted')
+    return { kind: 'hosted', integrator: grant.caller.integrator.id, keyId: grant.caller.key.id };
+  throw new Error('[spotcheck] [watches] an unpaid metered watch with no exempt or integrator key');
 }
 
 /** Stores the watch (durable before the answer leaves) and answers with its token, shown this once. */

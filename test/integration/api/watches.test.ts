@@ -65,6 +65,13 @@ describe('POST /v1/watches input', () => {
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe(code);
   });
 
+  it('answers a GET of the collection 405, naming POST: watches are never listed', async () => {
+    const response = await get('/v1/watches');
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
+  });
+
   it('asks a caller without a key to pay for a good watch', async () => {
     const response = await post({ url: seller.url });
     expect(response.status).toBe(402);
