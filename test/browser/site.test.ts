@@ -129,6 +129,17 @@ describe('the site of a sandbox crawl, served by the service, in chromium', () =
     ).resolves.toContain('Bad signature');
   });
 
+  it('says invalid for a real receipt with a second verdict member, which JSON.parse would drop', async () => {
+    const receipt = await site.receipt(firstOf('skip').id);
+    await open('/verify/');
+    // A reader keeping the first copy sees "pay"; the signature covers the last copy ("skip").
+    await page.locator('#json').fill(`{"verdict":"pay",${JSON.stringify(receipt).slice(1)}`);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await expect(
+      page.locator('#result[data-ok="false"]').textContent({ timeout: 15_000 }),
+    ).resolves.toContain('names a member twice');
+  });
+
   it('draws a badge grey once its latest check is older than 72 h, green while fresh', async () => {
     const now = Date.now();
     t.service.deps.store.indexReceipts([
