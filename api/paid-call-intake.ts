@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { type PaidCallRecord, paidCallRecord } from '../core/catalog.ts';
+import { paidCallOfLine } from '../core/catalog.ts';
 import { isReceiptId } from '../core/receipt.ts';
 import type { PublicTask } from '../core/tasks.ts';
 import { normalizeUrl } from '../core/url.ts';
@@ -68,7 +68,7 @@ export function createPaidCallIntake(deps: {
   async function takeIn(runId: string): Promise<void> {
     const dir = publishedRunDir(deps.paths, runId);
     const records = (await readNdjson(join(dir, 'paid-calls.ndjson'))).flatMap(
-      (line) => recordOf(line) ?? [],
+      (line) => paidCallOfLine(line) ?? [],
     );
     for (const record of records) await deps.store.addPaidCall(record);
     const rows: ReceiptRow[] = [];
@@ -100,34 +100,7 @@ export function createPaidCallIntake(deps: {
   };
 }
 
-const Record_ = v.object({
-  endpoint_url: v.string(),
-  task: v.string(),
-  called_at: v.string(),
-  price_atomic: v.string(),
-  network: v.string(),
-  pay_to: v.string(),
-  settlement_tx: v.nullable(v.string()),
-  delivered: v.boolean(),
-  known_answer: v.nullable(v.picklist(['pass', 'fail'])),
-  http_status: v.nullable(v.number()),
-  broken_on_seller_side: v.boolean(),
-  receipt_id: v.nullable(v.string()),
-  why: v.nullable(v.string()),
-});
-
 const TasksFile = v.object({ tasks: v.array(v.looseObject({ name: v.string() })) });
-
-/** A record line of a run; null for a line that is not one (a run file is ours, but never trusted blindly). */
-function recordOf(line: unknown): PaidCallRecord | null {
-  const parsed = v.safeParse(Record_, line);
-  if (!parsed.success) return null;
-  try {
-    return paidCallRecord(parsed.output);
-  } catch {
-    return null;
-  }
-}
 
 /** The index row of a run's receipt: a paid call, or the `self-checked` check that approved it. */
 function receiptRow(body: Record<string, unknown>): ReceiptRow {

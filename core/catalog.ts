@@ -3,6 +3,7 @@
  * known-answer pass rate over each service's last n calls, then by price. Every tier ranks the same records with
  * this same function (docs/api.md §1, pricing principle). The entry shape is documented in `docs/lookup.md`.
  */
+import * as v from 'valibot';
 import { atomicToUsd, isAtomic, parseUsd } from './amount.ts';
 import { canonicalUsdc } from './networks.ts';
 import { normalizeUrl } from './url.ts';
@@ -297,4 +298,36 @@ function byId(a: { service_id: string }, b: { service_id: string }): number {
 
 function round(x: number): number {
   return Math.round(x * 10_000) / 10_000;
+}
+
+/** A line of a known-answer run's `paid-calls.ndjson`, as the run writes it (`service_id` is derived again). */
+const PaidCallLine = v.object({
+  endpoint_url: v.string(),
+  task: v.string(),
+  called_at: v.string(),
+  price_atomic: v.string(),
+  network: v.string(),
+  pay_to: v.string(),
+  settlement_tx: v.nullable(v.string()),
+  delivered: v.boolean(),
+  known_answer: v.nullable(v.picklist(['pass', 'fail'])),
+  http_status: v.nullable(v.number()),
+  broken_on_seller_side: v.boolean(),
+  receipt_id: v.nullable(v.string()),
+  why: v.nullable(v.string()),
+});
+
+/**
+ * The record of one line of a run's `paid-calls.ndjson` (the API's intake and the site read runs alike); null for a
+ * line that is not a whole record (a run file is ours, but never trusted blindly).
+ * @example paidCallOfLine(JSON.parse(line)) // PaidCallRecord | null
+ */
+export function paidCallOfLine(line: unknown): PaidCallRecord | null {
+  const parsed = v.safeParse(PaidCallLine, line);
+  if (!parsed.success) return null;
+  try {
+    return paidCallRecord(parsed.output);
+  } catch {
+    return null;
+  }
 }

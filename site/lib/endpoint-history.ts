@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as v from 'valibot';
-import { type PaidCallRecord, paidCallRecord, serviceIdOf } from '../../core/catalog.ts';
+import { type PaidCallRecord, paidCallOfLine, serviceIdOf } from '../../core/catalog.ts';
 import { endpointKey } from '../../core/endpoint-paths.ts';
 import type { EndpointCheck } from '../../core/endpoint-timeline.ts';
 import { normalizeUrl } from '../../core/url.ts';
@@ -343,34 +343,6 @@ const PaidCallLine = v.looseObject({
   task: v.string(),
   known_answer: v.nullable(v.picklist(['pass', 'fail'])),
 });
-/** The whole record of a paid call (`core/catalog.ts` `PaidCallRecord`), as the API takes a run's calls in. */
-const WholePaidCall = v.looseObject({
-  endpoint_url: v.string(),
-  task: v.string(),
-  called_at: v.string(),
-  price_atomic: v.string(),
-  network: v.string(),
-  pay_to: v.string(),
-  settlement_tx: v.nullable(v.string()),
-  delivered: v.boolean(),
-  known_answer: v.nullable(v.picklist(['pass', 'fail'])),
-  http_status: v.nullable(v.number()),
-  broken_on_seller_side: v.boolean(),
-  receipt_id: v.nullable(v.string()),
-  why: v.nullable(v.string()),
-});
-
-/** A line's record for the ranking of alternatives; null for one that is not whole (it still counts above). */
-function wholeRecord(line: unknown): PaidCallRecord | null {
-  const parsed = v.safeParse(WholePaidCall, line);
-  if (!parsed.success) return null;
-  try {
-    return paidCallRecord(parsed.output);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The latest known-answer run (`DATA_DIR/known-answers/`): its tasks, and per candidate the pass rate of its paid
  * calls. Every candidate gets an endpoint page (with or without crawl checks), so task pages link only to pages.
@@ -397,7 +369,7 @@ async function addKnownAnswers(
       if (line.trim() === '') continue;
       const json: unknown = JSON.parse(line);
       const call = parseFile(PaidCallLine, json, `${callsFile}:${n}`);
-      const whole = wholeRecord(json);
+      const whole = paidCallOfLine(json);
       if (whole !== null) paidCalls.push(whole);
       const id = `${call.task} ${normalizeUrl(call.endpoint_url)}`;
       const c = counts.get(id) ?? { calls: 0, checked: 0, passes: 0 };
