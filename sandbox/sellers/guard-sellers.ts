@@ -16,9 +16,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DynamicPayTo, DynamicPrice } from '@x402/core/http';
 import type { FacilitatorClient, RoutesConfig } from '@x402/core/server';
-import { type Address, BASE, BASE_USDC_TOKEN, ONE_CENT } from './constants.ts';
+import { type Address, BASE, BASE_USDC_TOKEN } from './constants.ts';
 import { type Listening, listenSeller } from './listen.ts';
 import { buildSdkApp } from './sdk.ts';
+import { sendV2, v2Accept, v2Required } from './wire.ts';
 
 /** The wallets the guard sellers are paid into. */
 export const GUARD_WALLETS = {
@@ -118,28 +119,13 @@ function hangingSeller(held: string[]) {
       return;
     }
     const url = `http://${request.headers.host}${request.url}`;
-    const required = {
-      x402Version: 2,
-      error: 'Payment required',
-      resource: { url, description: 'A guarded resource', mimeType: 'application/json' },
-      accepts: [
-        {
-          scheme: 'exact',
-          network: BASE,
-          asset: BASE_USDC_TOKEN.asset,
-          amount: ONE_CENT,
-          payTo: GUARD_WALLETS['hanging-settlement'],
-          maxTimeoutSeconds: 60,
-          extra: { name: BASE_USDC_TOKEN.name, version: BASE_USDC_TOKEN.version },
-        },
-      ],
-    };
-    const text = JSON.stringify(required);
-    response.writeHead(402, {
-      'content-type': 'application/json',
-      'cache-control': 'no-store',
-      'PAYMENT-REQUIRED': Buffer.from(text).toString('base64'),
-    });
-    response.end(text);
+    sendV2(
+      response,
+      v2Required(
+        url,
+        [v2Accept(BASE, BASE_USDC_TOKEN, GUARD_WALLETS['hanging-settlement'])],
+        'A guarded resource',
+      ),
+    );
   };
 }

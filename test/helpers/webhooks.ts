@@ -6,7 +6,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as ed from '@noble/ed25519';
-import { BASE, BASE_USDC_TOKEN, ONE_CENT } from '../../sandbox/sellers/constants.ts';
+import { BASE, BASE_USDC_TOKEN } from '../../sandbox/sellers/constants.ts';
+import { sendV2, v2Accept, v2Required } from '../../sandbox/sellers/wire.ts';
 
 /** One request the receiver got. */
 export type Received = { headers: Record<string, string>; body: string; answered: number };
@@ -84,29 +85,7 @@ export async function startSwitchableSeller(payTo: string) {
       return;
     }
     const url = `http://${req.headers.host}${req.url}`;
-    const required = {
-      x402Version: 2,
-      error: 'Payment required',
-      resource: { url, description: 'A watched resource', mimeType: 'application/json' },
-      accepts: [
-        {
-          scheme: 'exact',
-          network: BASE,
-          asset: BASE_USDC_TOKEN.asset,
-          amount: ONE_CENT,
-          payTo: wallet.payTo,
-          maxTimeoutSeconds: 60,
-          extra: { name: BASE_USDC_TOKEN.name, version: BASE_USDC_TOKEN.version },
-        },
-      ],
-    };
-    const text = JSON.stringify(required);
-    res.writeHead(402, {
-      'content-type': 'application/json',
-      'cache-control': 'no-store',
-      'PAYMENT-REQUIRED': Buffer.from(text).toString('base64'),
-    });
-    res.end(text);
+    sendV2(res, v2Required(url, [v2Accept(BASE, BASE_USDC_TOKEN, wallet.payTo)], 'A watched resource'));
   });
   return {
     url: `${server.url}/paid`,
