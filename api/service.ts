@@ -312,7 +312,18 @@ export async function listen(
   host: string,
   port: number,
 ): Promise<{ server: Server; url: string }> {
-  const server = createServer({ maxHeaderSize: 64 * 1024 }, toNodeHandler(service.app));
+  const bound = await bind(host, port);
+  serve(bound.server, service);
+  return bound;
+}
+
+/**
+ * Holds a listening socket before the service behind it exists, for a caller that must know its own port to
+ * configure the service (the demo's receipts name their origin): taking the port early leaves no window in which
+ * another process can take it. Connections wait until {@link serve} attaches the service.
+ */
+export async function bind(host: string, port: number): Promise<{ server: Server; url: string }> {
+  const server = createServer({ maxHeaderSize: 64 * 1024 });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -321,6 +332,11 @@ export async function listen(
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return { server, url: `http://${shown}:${address.port}` };
+}
+
+/** Attaches the service to a server from {@link bind}. */
+export function serve(server: Server, service: Service): void {
+  server.on('request', toNodeHandler(service.app));
 }
 
 function listingsHandler(deps: AppDeps): InboxHandler {

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { pbkdf2Sync } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import {
   createPublicClient,
@@ -28,6 +28,7 @@ import {
   mintUsdc,
   SandboxChainError,
 } from './fiat-token.ts';
+import { freePort } from './ports.ts';
 
 /** A running local chain and the handles tests need. */
 export type Chain = {
@@ -144,19 +145,6 @@ export function deriveKeys(count: number, mnemonic = ANVIL_MNEMONIC): Hex[] {
     const key = root.derive(`m/44'/60'/0'/0/${index}`).privateKey;
     if (key === null) throw new SandboxChainError(`no private key at index ${index}`);
     return toHex(key);
-  });
-}
-
-/** Asks the OS for a free loopback port (released before use, so a tiny race remains). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new SandboxChainError('no free port'))));
-    });
   });
 }
 

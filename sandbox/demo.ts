@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,12 +17,11 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import * as v from 'valibot';
 import { privateKeyToAccount } from 'viem/accounts';
 import { readConfig } from '../api/config.ts';
-import { createService, listen } from '../api/service.ts';
+import { bind, createService, serve } from '../api/service.ts';
 import { LIMITS } from '../core/limits.ts';
 import { dataPaths } from '../io/data-paths.ts';
 import { publishToInbox } from '../io/inbox.ts';
 import { verifyReceipt } from '../verify/verify.ts';
-import { freePort } from './chain.ts';
 import { AGENT_ADDRESS, keylessAgent } from './demo-agent.ts';
 import { crawlTour } from './demo-crawl.ts';
 import { tourKnownAnswers } from './demo-known-answers.ts';
@@ -104,6 +102,10 @@ try {
 
 async function tour(): Promise<void> {
   out('Spotcheck demo: the whole product on loopback, offline.\n');
+  // The port first: a taken `--port` fails before anything starts, and the port is held until the service
+  // (configured with it, since receipts name their origin) is attached.
+  const bound = await bindPort();
+  cleanups.push(() => closeServer(bound.server));
   let started = performance.now();
   const world = await startWorld();
   cleanups.push(() => world.stop());
@@ -114,7 +116,7 @@ async function tour(): Promise<void> {
   );
 
   started = performance.now();
-  const { service, config, url, exemptSecret } = await startService(world);
+  const { service, config, url, exemptSecret } = await startService(world, bound);
   out(`[2/9] Service up in ${ms(started)} at ${url}, paid into ${state.serviceWallet}.`);
   out(
     '      PROBE_ALLOW_CIDRS=127.0.0.0/8: loopback passes the SSRF gate for this demo only; never in production.',
@@ -270,12 +272,12 @@ function reuseLine(dataDir: string, port: number): string {
 }
 
 /** The service in this process, wired to the world as an operator would wire it (README "Configuration"). */
-async function startService(world: World) {
+async function startService(world: World, { server, url }: { server: Server; url: string }) {
   const dataDir = values['data-dir']
     ? resolve(values['data-dir'])
     : await mkdtemp(join(tmpdir(), 'spotcheck-demo-'));
   if (!values['data-dir']) cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const port = await choosePort();
+  const port = Number(new URL(url).port);
   const exemptSecret = randomBytes(16).toString('hex');
   const config = readConfig({
     HOST: '127.0.0.1',
@@ -289,8 +291,9 @@ async function startService(world: World) {
   });
   const service = await createService(config);
   cleanups.push(() => service.close());
-  const { server, url } = await listen(service, config.host, config.port);
+  // Stop taking requests before the service closes; the early cleanup covers a failure before this line.
   cleanups.push(() => closeServer(server));
+  serve(server, service);
   return { service, config, url, exemptSecret };
 }
 
@@ -298,26 +301,25 @@ async function startService(world: World) {
  * 8402 (the service's default) when free, else any free port; `--port` wins. `--once` takes 8402 only with
  * `--data-dir`: data kept for `npm start` then links to the port it will listen on.
  */
-async function choosePort(): Promise<number> {
+async function bindPort(): Promise<{ server: Server; url: string }> {
   if (values.port !== undefined) {
     const port = Number(values.port);
     if (!Number.isSafeInteger(port) || port < 1 || port > 65535)
       throw new RangeError('--port must be 1 to 65535');
-    return port;
+    return bind('127.0.0.1', port);
   }
-  if ((!values.once || values['data-dir']) && (await isFree(8402))) return 8402;
-  return freePort();
-}
-
-function isFree(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const probe = createServer();
-    probe.once('error', () => done(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
-  });
+  if (!values.once || values['data-dir']) {
+    const preferred = await bind('127.0.0.1', 8402).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') return undefined;
+      throw error;
+    });
+    if (preferred) return preferred;
+  }
+  return bind('127.0.0.1', 0);
 }
 
 async function closeServer(server: Server): Promise<void> {
+  if (!server.listening) return;
   server.closeAllConnections();
   await new Promise<void>((done) => server.close(() => done()));
 }

@@ -5,13 +5,14 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../sandbox/ports.ts';
 import type { ServerStats } from './instrument.ts';
 
 export type { ServerStats } from './instrument.ts';
+export { freePort };
 
 /** A running server process. */
 export type ServerProcess = {
@@ -133,16 +134,6 @@ async function waitReady(url: string, exited: Promise<number | null>): Promise<v
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error('timed out');
-}
-
-/** A port the OS considers free right now (closed again before the server takes it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('bench: no free port');
-  return address.port;
 }
 
 /** A fresh temporary DATA_DIR; `remove` leaves it for {@link removeLeftovers} at the end of the bench run. */

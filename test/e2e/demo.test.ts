@@ -5,11 +5,12 @@
  * the kept data again on the origin its receipts and pages name.
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { freePort } from '../../sandbox/chain.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -18,6 +19,8 @@ const RUNNING = 'Running until Ctrl-C.\n';
 
 type Demo = {
   output(): { stdout: string; stderr: string };
+  /** Resolves with the exit code once the demo has ended on its own. */
+  exited: Promise<number | null>;
   /** Sends `signal` to the demo's process group, as a terminal's Ctrl-C does; resolves with the exit code. */
   stop(signal: NodeJS.Signals): Promise<number | null>;
 };
@@ -56,6 +59,7 @@ function startDemo(args: string[]): Demo {
   });
   return {
     output: () => ({ stdout, stderr }),
+    exited: closed,
     async stop(signal) {
       signalGroup(signal);
       const timer = setTimeout(() => signalGroup('SIGKILL'), 30_000);
@@ -77,10 +81,10 @@ function printed(stdout: string, label: string): string {
 
 describe('npm run demo', () => {
   it('tours the product offline, leaves its printed URLs working, and stops on Ctrl-C with one line', async () => {
-    const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), 'sc-demo-data-'));
     onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
-    const demo = startDemo(['--port', String(port), '--data-dir', dataDir]);
+    // No --port: the demo takes 8402 when free, else a port of the OS's choosing, held from the start.
+    const demo = startDemo(['--data-dir', dataDir]);
     await waitFor(
       () => {
         const { stdout, stderr } = demo.output();
@@ -92,6 +96,7 @@ describe('npm run demo', () => {
     // The service's own log lines go to stderr; a failure of the tour would too.
     expect(stderr).not.toMatch(/demo failed/);
     expect(stdout).toMatch(/\[1\/9\] Sandbox world up/);
+    const port = Number(/\[2\/9\] Service up in [^\n]* at http:\/\/127\.0\.0\.1:(\d+),/.exec(stdout)?.[1]);
     expect(stdout).toMatch(/crawl run \d{8}T\d{6}Z-[0-9a-f]{4}: 33 endpoints/);
     expect(stdout).toMatch(/sandbox-broken failed \(0\)/);
     expect(stdout).toMatch(/5 saves/);
@@ -154,7 +159,7 @@ describe('npm run demo', () => {
     expect((await fetch(printed(stdout, 'site: a receipt'))).status).toBe(200);
     // Kept data: how to serve it again on the origin its receipts name.
     expect(stdout).toContain(
-      `serve this data again: DATA_DIR=${dataDir} PORT=${port} npm start  (its receipts and pages link to port ${port})`,
+      `serve this data again: DATA_DIR=${dataDir}${port === 8402 ? '' : ` PORT=${port}`} npm start  (its receipts and pages link to port ${port})`,
     );
     expect(printed(stdout, 'paid receipt')).toContain(`http://127.0.0.1:${port}/`);
 
@@ -170,4 +175,17 @@ describe('npm run demo', () => {
     const health = printed(stdout, 'health');
     await expect(fetch(health)).rejects.toThrow();
   }, 150_000);
+
+  it('fails at once, naming the port, when --port is taken', async () => {
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    onTestFinished(() => new Promise<void>((done) => taken.close(() => done())));
+    const { port } = taken.address() as { port: number };
+    const demo = startDemo(['--port', String(port)]);
+    expect(await demo.exited).toBe(1);
+    const { stdout, stderr } = demo.output();
+    expect(stderr).toMatch(new RegExp(`demo failed: Error: listen EADDRINUSE[^\\n]*127\\.0\\.0\\.1:${port}`));
+    // Nothing of the world started: the port is taken before anvil or the sellers.
+    expect(stdout).not.toMatch(/Sandbox world up/);
+  }, 30_000);
 });

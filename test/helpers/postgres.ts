@@ -8,11 +8,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll } from 'vitest';
+import { freePort } from '../../sandbox/ports.ts';
 
 /** The folder of `initdb` and `pg_ctl`, null when PostgreSQL is not installed. */
 export function postgresBin(): string | null {
@@ -147,18 +147,6 @@ function uid(user: string): number {
 
 function gid(user: string): number {
   return Number(execFileSync('id', ['-g', user]).toString().trim());
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

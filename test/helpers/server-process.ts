@@ -3,9 +3,10 @@
  * started as test/helpers/entry.ts says.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ENTRY_ENV } from './entry.ts';
+
+export { freePort } from '../../sandbox/ports.ts';
 
 const MAIN = join(import.meta.dirname, '../../api/main.ts');
 /**
@@ -24,15 +25,6 @@ export type ServerProcess = {
   /** What it wrote to stdout so far (its start-up lines, then `SIGTERM: closing` and the like). */
   stdout(): string;
 };
-
-/** A loopback port that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * Starts the server on `port` over `dataDir` with `env`; resolves once it says it listens there. Its own line, not an
