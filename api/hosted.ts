@@ -38,6 +38,8 @@ export type Hosted = {
   store: IntegratorStore;
   /** Where invoice files are written (`DATA_DIR/invoices`). */
   invoicesDir: string;
+  /** The wallet invoices are paid to (the service wallet). */
+  payTo: string;
   meter: MeterPort;
   rate: RatePort;
   /** The caller of a presented key, or why it is refused (every refusal is a 401, docs/api.md §5.5). */
@@ -128,6 +130,7 @@ export async function createHosted(parts: HostedParts): Promise<Hosted> {
   return {
     store,
     invoicesDir: parts.invoicesDir,
+    payTo: parts.payTo,
     meter: counters.meter,
     rate: counters.rate,
     authenticate: callers.authenticate,

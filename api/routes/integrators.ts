@@ -7,9 +7,11 @@
 import type { H3 } from 'h3';
 import { atomicToUsdText } from '../../core/amount.ts';
 import { amountDue, bandCounts, utcMonth } from '../../core/hosted.ts';
+import type { InvoiceRow } from '../../io/integrators/port.ts';
 import type { AppDeps } from '../deps.ts';
 import { type Hosted, type HostedCaller, requireHostedCaller } from '../hosted.ts';
-import { paymentOf } from './invoices.ts';
+import { settleLeftClaim } from '../invoice-claims.ts';
+import { claimDeps, paymentOf } from './invoices.ts';
 import { watchView } from './watches.ts';
 
 /** Registers the integrator routes. */
@@ -17,7 +19,8 @@ export function integratorRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/integrators/me', async (event) => {
     const { hosted, caller } = requireHostedCaller(event, deps.hosted);
     event.res.headers.set('cache-control', 'no-store');
-    const answer = await account(hosted, caller, utcMonth(deps.now()), deps.baseUrl, deps.now);
+    const settle = (row: InvoiceRow) => settleLeftClaim(row, claimDeps(hosted, deps));
+    const answer = await account(hosted, caller, utcMonth(deps.now()), deps.baseUrl, deps.now, settle);
     return { ...answer, watches: await watchesOf(deps, caller) };
   });
 }
@@ -36,6 +39,7 @@ async function account(
   month: string,
   baseUrl: string,
   now: () => Date,
+  settle: (row: InvoiceRow) => Promise<InvoiceRow>,
 ) {
   const { integrator } = caller;
   const monthOf = async (which: string) => {
@@ -51,7 +55,8 @@ async function account(
   const current = await monthOf(month);
   const due = amountDue(current.calls);
   const left = integrator.creditLimitAtomic > due ? integrator.creditLimitAtomic - due : 0n;
-  const invoices = new Map((await hosted.store.invoices(integrator.id)).map((row) => [row.month, row]));
+  const rows = await Promise.all((await hosted.store.invoices(integrator.id)).map(settle));
+  const invoices = new Map(rows.map((row) => [row.month, row]));
   const overpayments = await hosted.store.overpayments({ integrator: integrator.id });
   const keys = (await hosted.store.keys()).filter((key) => key.integrator === integrator.id);
   return {

@@ -23,6 +23,7 @@ import type { InvoiceRow, Overpayment } from '../../io/integrators/port.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { type Hosted, requireHostedCaller } from '../hosted.ts';
+import { settleLeftClaim } from '../invoice-claims.ts';
 import type { Offer, VerifiedPayment } from '../x402/seller.ts';
 
 /**
@@ -46,7 +47,7 @@ export function invoiceRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/invoices/:file', async (event) => {
     const file = event.context.params?.file ?? '';
     const pdf = file.endsWith('.pdf');
-    const { hosted, row } = await ownInvoice(event, deps.hosted, pdf ? file.slice(0, -4) : file);
+    const { hosted, row } = await ownInvoice(event, deps, pdf ? file.slice(0, -4) : file);
     event.res.headers.set('cache-control', 'private, no-store');
     if (!pdf) {
       const overpayments = await hosted.store.overpayments({ invoice: row.id });
@@ -85,7 +86,9 @@ async function payInvoice(event: H3Event, deps: AppDeps) {
     const until =
       holdUntil(at, { validBefore: payment.validBefore ?? null, fallbackSeconds: UNDATED_HOLD_SECONDS }) +
       CLAIM_SKEW_SECONDS;
-    if (!(await hosted.store.claimInvoice(id, holder, until, at))) {
+    const authorization =
+      payment.nonce && payment.payer ? { payer: payment.payer.toLowerCase(), nonce: payment.nonce } : null;
+    if (!(await hosted.store.claimInvoice(id, holder, until, at, authorization))) {
       refuseUnpayable((await hosted.store.invoice(id)) ?? row, owner, at);
       throw inFlight();
     }
@@ -133,7 +136,8 @@ async function payableInvoice(
   const tokenFits = sameHash(hashSecret(isPayToken(token) ? token : ''), expected);
   const owner = row !== null && caller?.integrator.id === row.integrator;
   if (hosted === null || row === null || !(owner || tokenFits)) throw notFound();
-  return { hosted, row, owner };
+  // A claim its instance never finished may hide a payment that landed: never sell a paid invoice again.
+  return { hosted, row: await settleLeftClaim(row, claimDeps(hosted, deps)), owner };
 }
 
 /** Throws the 409 of an invoice that cannot be paid now; the transaction only to the integrator's key. */
@@ -188,10 +192,18 @@ export function publicOverpayment(row: Overpayment) {
   };
 }
 
-async function ownInvoice(event: H3Event, maybe: Hosted | null, id: string) {
-  const { hosted, caller } = requireHostedCaller(event, maybe);
+async function ownInvoice(event: H3Event, deps: AppDeps, id: string) {
+  const { hosted, caller } = requireHostedCaller(event, deps.hosted);
   const row: InvoiceRow | null = isInvoiceId(id) ? await hosted.store.invoice(id) : null;
   if (!row || row.integrator !== caller.integrator.id)
     throw apiError(404, 'invoice_not_found', 'No invoice of yours has that id.');
-  return { hosted, row };
+  return { hosted, row: await settleLeftClaim(row, claimDeps(hosted, deps)) };
 }
+
+/** What {@link settleLeftClaim} reads an invoice's claim with. */
+export const claimDeps = (hosted: Hosted, deps: AppDeps) => ({
+  store: hosted.store,
+  chain: deps.chain,
+  payTo: hosted.payTo,
+  now: deps.now,
+});

@@ -126,6 +126,7 @@ async function runHandler(
       amountAtomic: driver.amountAtomic,
       x402Version: driver.x402Version,
       validBefore: decoded.validBefore,
+      nonce: decoded.nonce,
     });
   } catch (error) {
     ctx.config.onError?.('handler', error);

@@ -72,6 +72,8 @@ export type DecodedPayment = (
   validBefore: number | null;
   /** The signer the payload names, when it names one. */
   from: string | null;
+  /** The EIP-3009 authorization's nonce (lower-case hex), when the payload carries one. */
+  nonce: string | null;
 };
 
 /** Decodes a payment header value; null when it is not base64 JSON of a v1 or v2 payment payload. */
@@ -89,6 +91,7 @@ export function decodePaymentHeader(header: string): DecodedPayment | null {
     key: auth ? `${auth.from.toLowerCase()}:${auth.nonce.toLowerCase()}` : `header:${text}`,
     validBefore: auth ? Number(auth.validBefore) : null,
     from: auth?.from ?? null,
+    nonce: auth?.nonce.toLowerCase() ?? null,
   };
   const v2 = v.safeParse(PayloadV2Schema, json);
   if (v2.success) return { version: 2, payload: v2.output, ...identity };

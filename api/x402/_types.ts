@@ -53,6 +53,9 @@ export type VerifiedPayment = {
   /** The authorization's `validBefore` (epoch seconds), null when the payload has none: no settlement of it can
    *  land later, so what a handler holds for this payment need not outlive it. The seller always sets it. */
   validBefore?: number | null;
+  /** The EIP-3009 authorization's nonce (lower-case hex), null when the payload has none: with `payer`, what the
+   *  chain's `authorizationState` answers for, should the answer to this payment never be written. */
+  nonce?: string | null;
 };
 
 /** A landed settlement, handed to the body renderer of a {@link PaidJson} answer. */

@@ -18,6 +18,8 @@ CREATE TABLE IF NOT EXISTS invoices (
 ALTER TABLE invoices ADD COLUMN IF NOT EXISTS pay_token VARCHAR;
 ALTER TABLE invoices ADD COLUMN IF NOT EXISTS claimant VARCHAR;
 ALTER TABLE invoices ADD COLUMN IF NOT EXISTS claim_until BIGINT;
+ALTER TABLE invoices ADD COLUMN IF NOT EXISTS claim_payer VARCHAR;
+ALTER TABLE invoices ADD COLUMN IF NOT EXISTS claim_nonce VARCHAR;
 CREATE TABLE IF NOT EXISTS invoice_overpayments (
   tx VARCHAR PRIMARY KEY, invoice_id VARCHAR NOT NULL, integrator VARCHAR NOT NULL, payer VARCHAR NOT NULL,
   amount_atomic VARCHAR NOT NULL, recorded_at VARCHAR NOT NULL);
@@ -56,21 +58,23 @@ export function duckdbInvoices(
     },
     invoices: async (integrator) =>
       (await rows('SELECT * FROM invoices WHERE integrator = ? ORDER BY month', [integrator])).map(invoiceOf),
-    claimInvoice: (id, holder, until, now) =>
+    claimInvoice: (id, holder, until, now, authorization = null) =>
       changed(
-        `UPDATE invoices SET status = 'settling', claimant = ?, claim_until = ?
+        `UPDATE invoices SET status = 'settling', claimant = ?, claim_until = ?, claim_payer = ?, claim_nonce = ?
          WHERE id = ? AND (status = 'open' OR (status = 'settling' AND claim_until <= ?))`,
-        [holder, BigInt(until), id, BigInt(now)],
+        [holder, BigInt(until), authorization?.payer ?? null, authorization?.nonce ?? null, id, BigInt(now)],
       ),
     releaseInvoice: (id, holder) =>
       changed(
-        `UPDATE invoices SET status = 'open', claimant = NULL, claim_until = NULL
+        `UPDATE invoices SET status = 'open', claimant = NULL, claim_until = NULL, claim_payer = NULL,
+           claim_nonce = NULL
          WHERE id = ? AND status = 'settling' AND claimant = ?`,
         [id, holder],
       ).then(() => undefined),
     markInvoicePaid: (id, tx, at) =>
       changed(
-        `UPDATE invoices SET status = 'paid', tx = ?, paid_at = ?, claimant = NULL, claim_until = NULL
+        `UPDATE invoices SET status = 'paid', tx = ?, paid_at = ?, claimant = NULL, claim_until = NULL,
+           claim_payer = NULL, claim_nonce = NULL
          WHERE id = ? AND status IN ('open', 'settling')`,
         [tx, at, id],
       ),

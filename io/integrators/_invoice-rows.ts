@@ -2,7 +2,7 @@
  * Invoice and overpayment rows as either integrator store returns them (DuckDB, `_duckdb-invoices.ts`; PostgreSQL,
  * `postgres-integrators.ts`): one mapping, so both stores answer the same shapes.
  */
-import type { InvoiceRow, InvoiceStatus, Overpayment } from './port.ts';
+import type { ClaimAuthorization, InvoiceRow, InvoiceStatus, Overpayment } from './port.ts';
 
 const STATUSES: readonly InvoiceStatus[] = ['open', 'settling', 'paid', 'nothing_due'];
 
@@ -22,9 +22,15 @@ export function invoiceOf(r: Record<string, unknown>): InvoiceRow {
     payToken: String(r.pay_token ?? ''),
     claim:
       status === 'settling' && typeof r.claimant === 'string' && until !== null
-        ? { holder: r.claimant, until }
+        ? { holder: r.claimant, until, authorization: authorizationOf(r) }
         : null,
   };
+}
+
+function authorizationOf(r: Record<string, unknown>): ClaimAuthorization | null {
+  return typeof r.claim_payer === 'string' && typeof r.claim_nonce === 'string'
+    ? { payer: r.claim_payer, nonce: r.claim_nonce }
+    : null;
 }
 
 /** An overpayment from its row. */

@@ -26,20 +26,22 @@ export function postgresInvoices(sql: Sql): InvoiceStore {
       (await sql`SELECT * FROM invoices WHERE integrator = ${integrator} ORDER BY month`).map(invoiceOf),
     // One conditional statement: PostgreSQL's row lock makes concurrent claims from any instance queue, and each
     // re-checks the condition on the row as the one before it left it, so exactly one takes it.
-    async claimInvoice(id, holder, until, now) {
+    async claimInvoice(id, holder, until, now, authorization = null) {
       const taken =
-        await sql`UPDATE invoices SET status = 'settling', claimant = ${holder}, claim_until = ${until}
+        await sql`UPDATE invoices SET status = 'settling', claimant = ${holder}, claim_until = ${until},
+          claim_payer = ${authorization?.payer ?? null}, claim_nonce = ${authorization?.nonce ?? null}
         WHERE id = ${id} AND (status = 'open' OR (status = 'settling' AND claim_until <= ${now})) RETURNING id`;
       return taken.length > 0;
     },
     async releaseInvoice(id, holder) {
-      await sql`UPDATE invoices SET status = 'open', claimant = NULL, claim_until = NULL
+      await sql`UPDATE invoices SET status = 'open', claimant = NULL, claim_until = NULL, claim_payer = NULL,
+          claim_nonce = NULL
         WHERE id = ${id} AND status = 'settling' AND claimant = ${holder}`;
     },
     async markInvoicePaid(id, tx, at) {
       const paid =
         await sql`UPDATE invoices SET status = 'paid', tx = ${tx}, paid_at = ${at}, claimant = NULL,
-          claim_until = NULL
+          claim_until = NULL, claim_payer = NULL, claim_nonce = NULL
         WHERE id = ${id} AND status IN ('open', 'settling') RETURNING id`;
       return paid.length > 0;
     },

@@ -32,8 +32,20 @@ export type InvoiceRow = {
   /** The random token of the invoice's pay link: without the integrator's key, the pay route needs it. */
   payToken: string;
   /** Who is settling a payment of it and until when (epoch seconds); null unless `settling`. */
-  claim: { holder: string; until: number } | null;
+  claim: InvoiceClaim | null;
 };
+/**
+ * One payment's hold on an invoice while it settles. `authorization` is the EIP-3009 authorization being settled
+ * (null for a claim stored before it was kept): should the instance die between the settlement landing and the
+ * invoice being marked paid, the chain still says whether that authorization was used, and by which transaction.
+ */
+export type InvoiceClaim = {
+  holder: string;
+  until: number;
+  authorization: ClaimAuthorization | null;
+};
+/** The signer and nonce of the EIP-3009 authorization a claim settles (lower-case hex). */
+export type ClaimAuthorization = { payer: string; nonce: string };
 /** A settlement that landed on an invoice already paid: money the operator owes back (or credits). */
 export type Overpayment = {
   invoice: string;
@@ -72,9 +84,16 @@ export type IntegratorStore = {
   /**
    * Claims the invoice for one payment's settlement: open (or settling under a claim that expired by `now`) becomes
    * settling, held by `holder` until `until` (epoch seconds). True only for the one call that took it, whichever
-   * instance made it; false for an invoice paid, with nothing due, unknown, or claimed by someone else.
+   * instance made it; false for an invoice paid, with nothing due, unknown, or claimed by someone else. The claim
+   * keeps `authorization`, the one being settled, so a claim left by a dead instance can be checked on chain.
    */
-  claimInvoice(id: string, holder: string, until: number, now: number): Promise<boolean>;
+  claimInvoice(
+    id: string,
+    holder: string,
+    until: number,
+    now: number,
+    authorization?: ClaimAuthorization | null,
+  ): Promise<boolean>;
   /** Gives the claim back (settling → open) if `holder` still holds it; a settlement that went nowhere. */
   releaseInvoice(id: string, holder: string): Promise<void>;
   /**

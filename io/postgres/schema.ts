@@ -146,6 +146,14 @@ CREATE INDEX watch_outbox_due ON watch_outbox (next_attempt) WHERE state = 'pend
 ALTER TABLE watches ADD COLUMN ended_at BIGINT;
 `,
   },
+  {
+    version: 9,
+    name: "invoices: the authorization a settling claim settles, so a dead instance's settlement is found on chain",
+    // Null for claims taken before; api/invoice-claims.ts reads the chain only for claims that name one.
+    sql: `
+ALTER TABLE invoices ADD COLUMN claim_payer TEXT, ADD COLUMN claim_nonce TEXT;
+`,
+  },
 ];
 
 /** Applies the pending migrations; safe when several instances call it at once. Resolves with the version. */

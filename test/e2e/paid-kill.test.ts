@@ -13,11 +13,15 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openIntegratorStore } from '../../io/integrators/duckdb.ts';
+import { seedIntegrator } from '../helpers/integrators.ts';
 import { freePort, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 import { fetchFrom, type PaidWorld, requirementOf, startPaidWorld, worldEnv } from '../helpers/world.ts';
 
 // docs/api.md §4 literal, never read from the code under test.
 const PRICE = 20000n;
+/** USD 10, the invoice of the second test. */
+const INVOICE_TOTAL = 10_000_000n;
 const CHECK = '/v1/products/endpoint-spot-check';
 const STATUS = '/v1/products/payment-status';
 
@@ -73,6 +77,11 @@ describe('a paid check whose instance is killed between settlement and answer', 
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  const stop = async () => {
+    server?.child.kill('SIGTERM');
+    await server?.exited;
+    server = null;
+  };
   const start = async (facilitatorUrl: string) => {
     server = await startServerProcess(dataDir, await freePort(), {
       ...worldEnv(paid.world.state),
@@ -132,5 +141,51 @@ describe('a paid check whose instance is killed between settlement and answer', 
       receipts: Array<{ type: string }>;
     };
     expect(list.receipts.map((item) => item.type)).toEqual(['payment-status']);
+  }, 120_000);
+
+  it('marks an invoice paid after its instance died between settlement and marking it, and never sells it again', async () => {
+    await stop();
+    const [key = ''] = await seedIntegrator(dataDir, 'lapsed', { keys: 1, creditLimitAtomic: '0' });
+    const id = 'inv-202604-lapsed';
+    const token = 'f'.repeat(32);
+    // The month's invoice as the operator's run stores it (test/helpers seed it on the stopped server's store).
+    const store = await openIntegratorStore(join(dataDir, 'integrators.duckdb'));
+    await store.addInvoice({
+      id,
+      integrator: 'lapsed',
+      month: '2026-04',
+      totalAtomic: INVOICE_TOTAL.toString(),
+      body: { id },
+      status: 'open',
+      tx: null,
+      paidAt: null,
+      payToken: token,
+    });
+    await store.close();
+
+    let base = await start(proxyUrl);
+    const payUrl = () => `${base}/v1/invoices/${id}/pay?token=${token}`;
+    const header = await paid.sign(1, requirementOf(await fetch(payUrl())), { maxUsd: '10' });
+    const before = await paid.balances(1);
+    killOnSettle = true;
+    const lost = await fetch(payUrl(), { headers: { 'PAYMENT-SIGNATURE': header } }).catch((e: unknown) => e);
+    expect(lost).toBeInstanceOf(Error);
+    expect(settleAnswer).toMatchObject({ success: true });
+    const landed = await paid.balances(1);
+    expect(landed.service - before.service).toBe(INVOICE_TOTAL);
+
+    // Restarted: the claim the dead instance left names the authorization, and the chain says it paid the invoice.
+    base = await start(paid.world.state.facilitatorUrl);
+    const read = await fetch(`${base}/v1/invoices/${id}`, { headers: { 'x-service-key': key } });
+    expect(read.status).toBe(200);
+    expect(((await read.json()) as { payment: unknown }).payment).toMatchObject({
+      status: 'paid',
+      tx: settleAnswer?.transaction,
+    });
+    // The pay link now answers that it is paid, before any payment is asked for or taken.
+    const again = await fetch(payUrl(), { headers: { 'PAYMENT-SIGNATURE': header } });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('invoice_paid');
+    expect(await paid.balances(1)).toEqual(landed);
   }, 120_000);
 });

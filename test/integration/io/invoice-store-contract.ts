@@ -71,6 +71,25 @@ export function testInvoiceStore(name: string, open: () => Promise<InvoiceStores
       expect((await first().invoice('inv-202604-acme'))?.claim?.holder).toBe('b');
     });
 
+    it('keeps the authorization a claim settles, and forgets it with the claim', async () => {
+      const authorization = { payer: `0x${'11'.repeat(20)}`, nonce: `0x${'ab'.repeat(32)}` };
+      expect(await first().claimInvoice('inv-202604-acme', 'a', NOW + 300, NOW, authorization)).toBe(true);
+      expect((await first().invoice('inv-202604-acme'))?.claim).toEqual({
+        holder: 'a',
+        until: NOW + 300,
+        authorization,
+      });
+      // A later claim of a lapsed one names its own authorization, or none.
+      expect(await first().claimInvoice('inv-202604-acme', 'b', NOW + 900, NOW + 300)).toBe(true);
+      expect((await first().invoice('inv-202604-acme'))?.claim?.authorization).toBeNull();
+      expect(await first().claimInvoice('inv-202604-acme', 'c', NOW + 1_500, NOW + 900, authorization)).toBe(
+        true,
+      );
+      await first().releaseInvoice('inv-202604-acme', 'c');
+      expect(await first().claimInvoice('inv-202604-acme', 'd', NOW + 1_500, NOW + 900)).toBe(true);
+      expect((await first().invoice('inv-202604-acme'))?.claim?.authorization).toBeNull();
+    });
+
     it('gives a claim back to the open invoice only for its holder', async () => {
       expect(await first().claimInvoice('inv-202604-acme', 'a', NOW + 300, NOW)).toBe(true);
       await first().releaseInvoice('inv-202604-acme', 'someone-else');
