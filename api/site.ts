@@ -11,6 +11,8 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { H3, H3Event } from 'h3';
+import { parseInput } from '../core/input-codes.ts';
+import { SkipsQuerySchema } from '../core/request-schemas.ts';
 import { siteCacheControl } from '../core/site-cache.ts';
 import { apiError } from './errors.ts';
 
@@ -75,7 +77,9 @@ function sitePath(url: URL): string {
   const page = url.searchParams.get('page');
   const isSkips = url.pathname === '/v1/skips' || url.pathname === '/v1/skips/';
   if (page === null || !(isSkips || url.pathname === '/v1/skips.json')) return url.pathname;
-  if (!/^[1-9]\d{0,6}$/.test(page)) throw apiError(400, 'bad_page', 'page must be a positive whole number.');
+  // The query as `/openapi.json` publishes it for the listing (and its JSON twin without a build).
+  const query = parseInput(SkipsQuerySchema, { page });
+  if (!query.ok) throw apiError(400, query.code, query.message);
   if (url.pathname === '/v1/skips.json') return page === '1' ? '/v1/skips.json' : `/v1/skips/${page}.json`;
   return page === '1' ? '/v1/skips/' : `/v1/skips/page/${page}/`;
 }

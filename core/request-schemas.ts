@@ -57,6 +57,12 @@ const CheckUrlField = v.pipe(
   }),
 );
 
+/** A missing `url` against a bad one, as the check and by-url answer them. */
+const urlRule = (issue: v.BaseIssue<unknown>) =>
+  issue.input === undefined
+    ? { code: 'missing_url', message: 'Parameter url is required.' }
+    : { code: 'bad_url', message: issue.message };
+
 /**
  * `GET` query and `POST` body of `/v1/products/endpoint-spot-check` (docs/api.md §4); the `check_endpoint` tool. Each
  * member carries its 400 code (docs/api.md §7); `api/params.ts` parses with this very schema.
@@ -65,14 +71,7 @@ export const CheckInputSchema = coded(
   v.pipe(
     v.looseObject({
       url: about(
-        coded(
-          CheckUrlField,
-          (issue) =>
-            issue.input === undefined
-              ? { code: 'missing_url', message: 'Parameter url is required.' }
-              : { code: 'bad_url', message: issue.message },
-          { absent: [''] },
-        ),
+        coded(CheckUrlField, urlRule, { absent: [''] }),
         'The public http(s) URL of the x402 endpoint you are about to pay. Spotcheck sends it one unpaid request and reads its 402.',
       ),
       claimed_price: maybe(
@@ -299,21 +298,47 @@ export const LookupInputSchema = lookupInputSchema();
 /** Query or body of `/v1/products/payment-status` (docs/api.md §4); the `payment_status` tool. */
 export { PaymentStatusInputSchema };
 
-/** Query of `GET /v1/receipts` (paging chosen in `api/routes/receipts.ts`). */
+/**
+ * A paging number of a query (decimal text of at most 7 digits, leading zeros read as the number) from 1 to `max`,
+ * read as that number. The range is stated by the pattern, not by checks after the conversion: the published JSON
+ * Schema stops at a transformation, so the bounds a client reads are the pattern's, and they are the route's.
+ */
+function pagingField(max: number, pattern: RegExp, code: string) {
+  const message = `Expected a whole number from 1 to ${max}.`;
+  const text = v.pipe(v.string(), v.maxLength(7), v.regex(pattern), v.transform(Number));
+  return coded(text, { code, message }, { absent: [''] });
+}
+
+/**
+ * Query of `GET /v1/receipts` (docs/api.md §4): each member carries its 400 code, and `api/routes/receipts.ts` parses
+ * with this very schema.
+ */
 export const ReceiptListQuerySchema = v.looseObject({
-  type: maybe(v.picklist(['dry-run', 'live']), 'dry-run keeps dry runs only, live keeps live checks only.'),
-  page: maybe(v.pipe(v.string(), v.regex(/^\d{1,7}$/)), 'Page number, 1-based.'),
-  page_size: maybe(v.pipe(v.string(), v.regex(/^\d{1,3}$/)), 'Receipts per page, 1 to 500 (default 50).'),
+  type: maybe(
+    coded(v.picklist(['dry-run', 'live']), { code: 'bad_type', message: 'type must be dry-run or live.' }),
+    'dry-run keeps dry runs only, live keeps live checks only.',
+  ),
+  page: maybe(
+    pagingField(1_000_000, /^0*(?:[1-9]\d{0,5}|1000000)$/, 'bad_page'),
+    'Page number, 1-based, 1 to 1,000,000 (default 1).',
+  ),
+  page_size: maybe(
+    pagingField(500, /^0*(?:[1-9]\d?|[1-4]\d\d|500)$/, 'bad_page_size'),
+    'Receipts per page, 1 to 500 (default 50).',
+  ),
 });
 
-/** Query of `GET /v1/receipts/by-url`. */
+/**
+ * Query of `GET /v1/receipts/by-url` (docs/api.md §4): each member carries its 400 code, and
+ * `api/routes/receipts.ts` parses with this very schema.
+ */
 export const ReceiptByUrlQuerySchema = v.looseObject({
   url: about(
-    TargetUrlField,
+    coded(CheckUrlField, urlRule, { absent: [''] }),
     'The endpoint URL; its latest public receipt is answered: one of its listed form, or, unlisted, of exactly this URL.',
   ),
   method: maybe(
-    v.picklist(['GET', 'POST']),
+    coded(v.picklist(['GET', 'POST']), { code: 'bad_method', message: 'method must be GET or POST.' }),
     'For an unlisted URL, the method whose checks count (default GET); a listed URL answers for its listed method.',
   ),
 });
@@ -344,7 +369,7 @@ export const SkipsQuerySchema = v.looseObject({
   page: maybe(
     coded(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,6}$/)), {
       code: 'bad_page',
-      message: 'page is a whole number from 1.',
+      message: 'page must be a positive whole number.',
     }),
     'Page number, 1-based (default 1).',
   ),

@@ -3,13 +3,16 @@
  * `core/public-state.ts` accepts: never a dry run or a caller's own expectation, and only in the endpoint's listed
  * form, else exactly the URL and method asked, `method` GET unless given), and a paged list.
  *
- * Paging (spec leaves it open): `page` is 1-based, `page_size` 1 to 500 (default 50), newest first; `type=dry-run`
- * keeps dry runs only, `type=live` live checks only. The answer carries `total`, `pages`, and `next`/`prev` URLs.
+ * Paging: `page` is 1-based, `page_size` 1 to 500 (default 50), newest first; `type=dry-run` keeps dry runs only,
+ * `type=live` live checks only. The answer carries `total`, `pages`, and `next`/`prev` URLs. Both queries are parsed
+ * with the schemas `/openapi.json` publishes (`core/request-schemas.ts`), which carry their 400 codes.
  */
 import type { H3, H3Event } from 'h3';
+import type * as v from 'valibot';
+import { parseInput } from '../../core/input-codes.ts';
 import { publicFormOf } from '../../core/public-state.ts';
 import { isReceiptId, receiptUrlOf } from '../../core/receipt.ts';
-import { parseTargetUrl } from '../../core/url.ts';
+import { ReceiptByUrlQuerySchema, ReceiptListQuerySchema } from '../../core/request-schemas.ts';
 import type { AppDeps } from '../deps.ts';
 import { apiError } from '../errors.ts';
 import { receiptHtml, wantsHtml } from '../html-pages.ts';
@@ -19,18 +22,13 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Registers the receipt routes. */
 export function receiptRoutes(app: H3, deps: AppDeps): void {
   app.get('/v1/receipts/by-url', async (event) => {
-    const query = new URL(event.req.url).searchParams;
-    const url = query.get('url');
-    if (!url) throw apiError(400, 'missing_url', 'Parameter url is required.');
-    const target = parseTargetUrl(url);
-    if (!target.ok) throw apiError(400, 'bad_url', target.message);
-    const method = query.get('method') ?? 'GET';
-    if (method !== 'GET' && method !== 'POST')
-      throw apiError(400, 'bad_method', 'method must be GET or POST.');
+    const query = parseQuery(event, ReceiptByUrlQuerySchema);
+    const target = query.url;
+    const method = query.method ?? 'GET';
     // Only receipts of the endpoint's listed form, else of exactly what is asked, are its public state: a check
     // of a variant (a trailing slash, another method) never becomes the URL's record.
     const listing = await deps.store.listing(target.normalized, method);
-    const form = publicFormOf(listing, { url: target.url.href, method });
+    const form = publicFormOf(listing, { url: target.url, method });
     const receipt = await deps.store.latestReceiptByUrl(target.normalized, form);
     if (!receipt) {
       throw apiError(
@@ -53,13 +51,10 @@ export function receiptRoutes(app: H3, deps: AppDeps): void {
   });
 
   app.get('/v1/receipts', async (event) => {
-    const query = new URL(event.req.url).searchParams;
-    const type = query.get('type');
-    if (type !== null && type !== 'dry-run' && type !== 'live') {
-      throw apiError(400, 'bad_type', 'type must be dry-run or live.');
-    }
-    const page = whole(query.get('page'), 1, 1, 1_000_000, 'bad_page');
-    const pageSize = whole(query.get('page_size'), 50, 1, 500, 'bad_page_size');
+    const query = parseQuery(event, ReceiptListQuerySchema);
+    const type = query.type;
+    const page = query.page ?? 1;
+    const pageSize = query.page_size ?? 50;
     const result = await deps.store.listReceipts({ ...(type ? { mode: type } : {}), page, pageSize });
     const pages = Math.max(1, Math.ceil(result.total / pageSize));
     const link = (n: number) =>
@@ -103,10 +98,14 @@ function answerReceipt(
   return receipt;
 }
 
-function whole(text: string | null, fallback: number, min: number, max: number, code: string): number {
-  if (text === null || text === '') return fallback;
-  if (!/^\d{1,7}$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw apiError(400, code, `Expected a whole number from ${min} to ${max}.`);
-  }
-  return Number(text);
+/**
+ * The query parsed with the schema `/openapi.json` publishes for the route; a repeated parameter counts by its
+ * first value, as these routes always read it. Throws the 400 of the first bad member.
+ */
+function parseQuery<const T extends v.GenericSchema>(event: H3Event, schema: T): v.InferOutput<T> {
+  const params = new URL(event.req.url).searchParams;
+  const raw = Object.fromEntries([...new Set(params.keys())].map((name) => [name, params.get(name)]));
+  const parsed = parseInput(schema, raw);
+  if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
+  return parsed.value;
 }

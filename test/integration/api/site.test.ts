@@ -2,6 +2,8 @@ import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseInput } from '../../../core/input-codes.ts';
+import { SkipsQuerySchema } from '../../../core/request-schemas.ts';
 import { startTestService, type TestService } from '../../helpers/service.ts';
 
 /** A hand-made build folder: the handler serves whatever `DATA_DIR/site` points at. */
@@ -73,6 +75,19 @@ describe('the built site, served from the API origin', () => {
       const res = await get(`/v1/skips.json?page=${bad}`);
       expect(res.status).toBe(400);
       expect((await res.json()).error.code).toBe('bad_page');
+    }
+  });
+
+  it('refuses a bad page of the skip listing in the words of the schema /openapi.json publishes for it', async () => {
+    for (const bad of ['0', '', 'x', '12345678']) {
+      const refused = parseInput(SkipsQuerySchema, { page: bad });
+      expect(refused.ok, bad).toBe(false);
+      if (refused.ok) continue;
+      for (const path of [`/v1/skips.json?page=${bad}`, `/v1/skips?page=${bad}`]) {
+        const res = await get(path);
+        expect(res.status, path).toBe(400);
+        expect(await res.json(), path).toEqual({ error: { code: refused.code, message: refused.message } });
+      }
     }
   });
 
