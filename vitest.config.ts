@@ -36,7 +36,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts'] },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts'],
+          // The run's folder of sites the browser files share (test/helpers/prepared-sites.ts).
+          globalSetup: ['test/helpers/prepared-sites.setup.ts'],
+        },
       },
     ],
     // .ci/run reads the JSON report to print its closing "N passed, N failed" line; it covers every project.

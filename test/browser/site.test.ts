@@ -1,6 +1,8 @@
 /**
  * The built site in a real browser: a real crawl of the sandbox fleet and a bazaar check, built by
  * `npm run build:site`, served by the real service and by a plain static file server, walked by Debian's chromium.
+ * The crawl is the published run of the showcase site the browser files share (`test/helpers/prepared-sites.ts`),
+ * after some fixture history; this file reads only that run.
  * Paging needs more than the fleet's 31 endpoints: a 1,700-endpoint run written by the crawl's own code
  * (`test/fixtures/crawl-run.ts`) gives two pages of skips.
  */
@@ -11,8 +13,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRow } from '../fixtures/check-row.ts';
 import { launchChromium } from '../helpers/browser.ts';
+import { preparedShowcaseSite } from '../helpers/prepared-sites.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { builtFixtureSite, crawledSandboxSite, type SandboxSite } from '../helpers/site.ts';
+import { builtFixtureSite, type SandboxSite } from '../helpers/site.ts';
 import { startStaticServer } from '../helpers/static-server.ts';
 import { documentedRoutes, fillRoute } from './documented-routes.ts';
 
@@ -24,7 +27,7 @@ let site: SandboxSite;
 let volumeDir: string;
 let browser: Browser;
 beforeAll(async () => {
-  site = await crawledSandboxSite();
+  site = await preparedShowcaseSite();
   volumeDir = (await builtFixtureSite(VOLUME)).dataDir;
   browser = await launchChromium();
 }, 300_000);

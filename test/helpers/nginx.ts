@@ -1,7 +1,8 @@
 /**
  * A real nginx in front of test instances, configured with the very `nginx` block of docs/deploy.md ("Three instances
- * behind nginx"), so the deployment guide's proxy settings are what the tests exercise. Only the addresses change:
- * the block's upstream ports become the test instances' ports and `listen 443 ssl` a loopback port without TLS.
+ * behind nginx"), so the deployment guide's proxy settings are what the tests exercise. Only the addresses change
+ * (the block's upstream ports become the test instances' ports and `listen 443 ssl` a loopback port without TLS),
+ * and `fail_timeout` when a test asks for a shorter one.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,8 +26,17 @@ if (nginxMissing) console.warn(`[test] ${nginxMissing}`);
 /** The ports docs/deploy.md gives its three instances. */
 const DOC_PORTS = [8402, 8403, 8404];
 
-/** The `nginx` block of docs/deploy.md's "Three instances behind nginx", pointed at `upstreams` and `port`. */
-export function deployGuideConfig(upstreams: number[], port: number): string {
+/**
+ * The `nginx` block of docs/deploy.md's "Three instances behind nginx", pointed at `upstreams` and `port`.
+ * `failTimeoutSeconds` replaces the guide's `fail_timeout` (how long nginx keeps a failed instance out), so a test
+ * that waits for a restarted instance to be back does not sit out the guide's 5 s each time; nginx counts it in whole
+ * seconds, 1 at least.
+ */
+export function deployGuideConfig(
+  upstreams: number[],
+  port: number,
+  options: { failTimeoutSeconds?: number } = {},
+): string {
   const guide = readFileSync(join(import.meta.dirname, '../../docs/deploy.md'), 'utf8');
   const section = guide.slice(guide.indexOf('## Three instances behind nginx'));
   const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
@@ -38,7 +48,16 @@ export function deployGuideConfig(upstreams: number[], port: number): string {
       throw new Error(`the guide's upstream has no port ${docPort}`);
     config = config.replace(`127.0.0.1:${docPort} `, `127.0.0.1:${upstreams[i]} `);
   });
-  return config;
+  const { failTimeoutSeconds } = options;
+  if (failTimeoutSeconds === undefined) return config;
+  if (!Number.isInteger(failTimeoutSeconds) || failTimeoutSeconds < 1)
+    throw new Error('fail_timeout is whole seconds, 1 at least');
+  const lines = config.match(/fail_timeout=\d+s/g) ?? [];
+  if (lines.length !== upstreams.length)
+    throw new Error(
+      `the guide's upstream has ${lines.length} fail_timeout settings, not ${upstreams.length}`,
+    );
+  return config.replace(/fail_timeout=\d+s/g, `fail_timeout=${failTimeoutSeconds}s`);
 }
 
 export type TestNginx = { base: string; stop(): Promise<void> };

@@ -49,16 +49,8 @@ export type SandboxSite = {
 
 /**
  * A real crawl of the sandbox fleet and a bazaar check (the crawl's code, the real prober with loopback allowed as
- * by PROBE_ALLOW_CIDRS, signed receipts) under a new DATA_DIR, built into a site. The fleet stops once crawled.
+ * by PROBE_ALLOW_CIDRS, signed receipts), published under `dataDir` (not built). The fleet stops once crawled.
  */
-export async function crawledSandboxSite(): Promise<SandboxSite> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'spotcheck-site-'));
-  const crawled = await crawlSandboxIn(dataDir);
-  await buildSiteIn(dataDir);
-  return crawled;
-}
-
-/** The sandbox crawl alone (no build), published under `dataDir`. */
 export async function crawlSandboxIn(dataDir: string): Promise<SandboxSite> {
   const fleet = await startSellers();
   const discovery = await startDiscovery({ sellers: fleet.urls, payTo: fleet.payTo });
