@@ -54,7 +54,7 @@ export async function run(): Promise<Result> {
       .map((n) => n.toFixed(2))
       .join(' ');
     console.log(
-      `crawl-catalog: ${fleet.listings} listings (${fleet.unique} distinct) on ${fleet.hosts} hosts (${fleet.deadHosts} dead); dominant host ${fleet.dominant.unique} endpoints at ${fleet.dominant.latencyMs} ms, bound ${(bound / 1000).toFixed(2)} s (largest other host's ${(fleet.otherBoundMs / 1000).toFixed(2)} s); probing ${(m.probingMs / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${(m.probingCpuUs / 1000 / m.total).toFixed(3)} ms per probe; peak RSS ${peakRssMiB.toFixed(0)} MiB; requests ${seen.requests} (dominant ${seen.dominantRequests}); most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load0.toFixed(2)} at the start, ${load} at the end`,
+      `crawl-catalog: ${fleet.listings} listings (${fleet.unique} distinct) on ${fleet.hosts} hosts (${fleet.deadHosts} dead); dominant host ${fleet.dominant.unique} endpoints at ${fleet.dominant.latencyMs} ms, bound ${(bound / 1000).toFixed(2)} s (largest other host's ${(fleet.otherBoundMs / 1000).toFixed(2)} s); probing ${(m.probingMs / 1000).toFixed(2)} s (×${ratio.toFixed(3)}); whole run ${(m.totalMs / 1000).toFixed(2)} s; CPU ${(m.probingCpuUs / 1000 / m.total).toFixed(3)} ms per probe; peak RSS ${peakRssMiB.toFixed(0)} MiB; requests ${seen.requests} (dominant ${seen.dominantRequests}, its 3 slots idle ${seen.dominantIdlePct.toFixed(1)} % of its span); most in flight at one host ${seen.maxInFlight}; payment headers ${seen.paymentHeaders}; load ${load0.toFixed(2)} at the start, ${load} at the end`,
     );
     console.log(`kinds listed: ${JSON.stringify(fleet.kinds)}; reasons: ${JSON.stringify(summary.reasons)}`);
     return {
@@ -68,6 +68,11 @@ export async function run(): Promise<Result> {
         },
         { name: 'probing wall time', value: Math.round(m.probingMs), unit: 'ms' },
         { name: 'dominant host bound', value: bound, unit: 'ms' },
+        {
+          name: "dominant host's slots idle between an answer and the next request (as the host sees it)",
+          value: Number(seen.dominantIdlePct.toFixed(1)),
+          unit: '%',
+        },
         { name: 'largest other host bound (estimated)', value: fleet.otherBoundMs, unit: 'ms' },
         {
           name: 'whole run (source pages, probing, files, publication)',

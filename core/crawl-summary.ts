@@ -42,7 +42,8 @@ export type SummaryInput = {
   startedAt: string;
   crawledAt: string;
   durationS: number;
-  facts: readonly CrawlFacts[];
+  /** Every probe of the run (iterated once). */
+  facts: Iterable<CrawlFacts>;
   /** The previous published crawl and the normalized URLs it probed; null for the first run. */
   previous: { runId: string; urls: ReadonlySet<string> } | null;
   sources: Record<string, SourceReport>;
@@ -65,7 +66,9 @@ export function summarizeRun(input: SummaryInput): RunSummary {
   const verdicts = { pay: 0, skip: 0, recheck: 0 };
   const urls = new Set<string>();
   const hosts = new Set<string>();
+  let total = 0;
   for (const fact of input.facts) {
+    total++;
     reasons[fact.reason]++;
     verdicts[fact.verdict]++;
     urls.add(fact.url_norm);
@@ -82,7 +85,7 @@ export function summarizeRun(input: SummaryInput): RunSummary {
     endpoints_covered: urls.size,
     new_this_week: fresh,
     previous_run: previous?.runId ?? null,
-    total_receipts: input.facts.length,
+    total_receipts: total,
     ...verdicts,
     reasons,
     sources: input.sources,

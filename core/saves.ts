@@ -48,7 +48,8 @@ export type SaveEntry = {
 export function buildSaves(input: {
   now: Date;
   runId: string;
-  facts: readonly CrawlFacts[];
+  /** Every probe of the run (iterated twice). */
+  facts: Iterable<CrawlFacts>;
   receipts: ReadonlyMap<string, Record<string, unknown>>;
   earlier: readonly SaveEntry[];
 }) {
@@ -75,7 +76,8 @@ export function buildSaves(input: {
       receipt: redact(receipt),
     });
   }
-  const seen = new Set<string>(input.facts.flatMap((f) => (f.disputed ? [f.url_norm] : [])));
+  const seen = new Set<string>();
+  for (const f of input.facts) if (f.disputed) seen.add(f.url_norm);
   const saves = [...fresh, ...input.earlier]
     .filter((entry) => entry.timestamp >= since)
     .sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0))

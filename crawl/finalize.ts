@@ -5,7 +5,7 @@
  * Receipt files and pages are written without fsync: SIGKILL cannot lose what the kernel already has, the rename
  * that publishes comes after them, and the journal they are rebuilt from is fsynced.
  */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CrawlFacts } from '../core/crawl-facts.ts';
 import type { CrawlPlan, PlannedEndpoint } from '../core/crawl-plan.ts';
@@ -38,8 +38,12 @@ export type FinishedRun = {
   baseUrl: string;
   plan: Pick<CrawlPlan, 'lists' | 'listedIn' | 'endpoints'>;
   sources: Record<string, SourceReport>;
-  /** The facts of every recorded probe; their receipt files are already in the work folder's `receipts/`. */
-  facts: readonly CrawlFacts[];
+  /**
+   * The facts of every recorded probe as its line of `receipts.ndjson` (`JSON.stringify` of its {@link CrawlFacts}),
+   * in the plan's order: one string per endpoint rather than an object tree, parsed again only a probe at a time.
+   * Their receipt files are already in the work folder's `receipts/`.
+   */
+  facts: readonly string[];
   interrupted: number;
   /** Planned endpoints not probed because their host's daily budget was spent: their last receipts are carried. */
   overBudget?: ReadonlySet<string>;
@@ -55,7 +59,7 @@ export type FinishedRun = {
 export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
   const dir = join(run.paths.work, run.runId);
   const previous = await previousRun(run.paths);
-  const facts = run.facts;
+  const facts = parsedFacts(run.facts);
   await removeTempFiles(join(dir, 'receipts'));
   // Endpoints only failed sources listed keep their last published receipts (crawl/carried.ts), and so do those
   // a spent daily budget left unasked.
@@ -81,7 +85,7 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     optedOut: (host) => isOptedOut(host, run.optOut ?? new Set()),
     limited: run.limited === true,
   });
-  const saves = await savesOf(run, dir, previous);
+  const saves = await savesOf(run, facts, dir, previous);
   const summary = summarizeRun({
     runId: run.runId,
     startedAt: run.startedAt,
@@ -99,7 +103,7 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
   });
   const last = previous?.stats.at(-1) ?? null;
   const pages = buildSkipPages(
-    facts,
+    skipsOf(facts),
     summary,
     run.baseUrl,
     last === null
@@ -111,6 +115,19 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
     join(dir, 'skips'),
     pages.map((page) => [`${page.page}.json`, pretty(page)]),
   );
+  await writeLines(
+    join(dir, 'receipts.ndjson'),
+    [run.facts, carried.lines.map((f) => JSON.stringify(f))],
+    (line) => `${line}\n`,
+  );
+  // A disputed endpoint's listings are nobody's expectation: the live check must not take one in.
+  await writeLines(
+    join(dir, 'listings.json'),
+    [listingRecords(run.plan.endpoints), carried.listings],
+    prettyItem,
+    ',\n',
+    ['[\n', '\n]\n'],
+  );
   await writeAll(dir, [
     ...dataFiles(run, { summary, saves, carried, previous }),
     ['delisted.json', pretty(delistedFile(run.runId, delisted))],
@@ -120,10 +137,15 @@ export async function finalizeRun(run: FinishedRun): Promise<RunPointer> {
 }
 
 /** The saves file: this run's saves, each with its receipt read back from its file, and the earlier runs' ones. */
-async function savesOf(run: FinishedRun, dir: string, previous: Previous | null) {
+async function savesOf(
+  run: FinishedRun,
+  facts: Iterable<CrawlFacts>,
+  dir: string,
+  previous: Previous | null,
+) {
   // Only the saves show receipts: read those few back from their files.
   const receipts = new Map<string, Record<string, unknown>>();
-  for (const f of run.facts) {
+  for (const f of facts) {
     if (!MISMATCH_REASONS.has(f.reason)) continue;
     const receipt = await readReceiptFile(join(dir, 'receipts'), f.id);
     if (receipt !== null) receipts.set(f.id, receipt as Record<string, unknown>);
@@ -131,7 +153,7 @@ async function savesOf(run: FinishedRun, dir: string, previous: Previous | null)
   return buildSaves({
     now: run.finishedAt,
     runId: run.runId,
-    facts: run.facts,
+    facts,
     receipts,
     earlier: previous?.saves ?? [],
   });
@@ -147,17 +169,8 @@ function dataFiles(
     previous: Previous | null;
   },
 ): Array<[string, string]> {
-  const { summary, carried, previous } = made;
+  const { summary, previous } = made;
   return [
-    ['receipts.ndjson', [...run.facts, ...carried.lines].map((f) => `${JSON.stringify(f)}\n`).join('')],
-    // A disputed endpoint's listings are nobody's expectation: the live check must not take one in.
-    [
-      'listings.json',
-      pretty([
-        ...run.plan.endpoints.flatMap((e) => (e.dispute ? [] : [listingRecord(e)])),
-        ...carried.listings,
-      ]),
-    ],
     ['disputes.json', pretty(disputesFile(run.plan.endpoints))],
     ['summary.json', pretty(summary)],
     ['stats.json', pretty({ schema: 1, runs: [...(previous?.stats ?? []), summary] })],
@@ -262,6 +275,67 @@ function listingRecord(e: PlannedEndpoint) {
 
 function pretty(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Only the skips are listed in the skip pages: the other probes are never held at once. */
+function skipsOf(facts: Iterable<CrawlFacts>): CrawlFacts[] {
+  const skips: CrawlFacts[] = [];
+  for (const f of facts) if (f.verdict === 'skip') skips.push(f);
+  return skips;
+}
+
+/** The listing records of the endpoints not in dispute, made one at a time. */
+function* listingRecords(endpoints: readonly PlannedEndpoint[]): Iterable<unknown> {
+  for (const e of endpoints) if (!e.dispute) yield listingRecord(e);
+}
+
+/** The facts of `lines`, parsed one at a time on each pass: never all of them at once. */
+function parsedFacts(lines: readonly string[]): Iterable<CrawlFacts> {
+  return {
+    *[Symbol.iterator]() {
+      for (const line of lines) yield JSON.parse(line) as CrawlFacts;
+    },
+  };
+}
+
+/** One member of an array as `pretty` writes it: indented one level, JSON strings never hold a raw line break. */
+function prettyItem(value: unknown): string {
+  return `  ${JSON.stringify(value, null, 2).replaceAll('\n', '\n  ')}`;
+}
+
+/** Most text gathered before it is written out (`writeLines`). */
+const WRITE_CHUNK_CHARS = 1 << 16;
+
+/**
+ * Writes `file` from the items of `parts` in order, each as `text` makes it and `between` two of them, inside
+ * `around` (an empty array as `[]\n`, as `pretty` writes it, when `around` is given): a chunk at a time, so no
+ * text of the whole file is ever built.
+ */
+async function writeLines<I>(
+  file: string,
+  parts: ReadonlyArray<Iterable<I>>,
+  text: (item: I) => string,
+  between = '',
+  around: readonly [string, string] | null = null,
+): Promise<void> {
+  const handle = await open(file, 'w');
+  try {
+    let chunk = '';
+    let first = true;
+    for (const part of parts)
+      for (const item of part) {
+        chunk += (first ? (around?.[0] ?? '') : between) + text(item);
+        first = false;
+        if (chunk.length < WRITE_CHUNK_CHARS) continue;
+        // Written at the handle's position: one chunk after the other.
+        await handle.writeFile(chunk, 'utf8');
+        chunk = '';
+      }
+    if (around !== null) chunk += first ? '[]\n' : around[1];
+    await handle.writeFile(chunk, 'utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Writes files into `dir`, 64 at a time. */

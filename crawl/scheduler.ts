@@ -16,12 +16,17 @@
  * answered), the host may take its next request while the job goes on (assembling, signing, journaling), and the
  * latency learned is the host's alone. Jobs past their requests are bounded by the global concurrency too, so a run
  * never holds more than twice that many.
+ *
+ * The host that bounds the run (the most time left) may have its next jobs prepared before its slots free
+ * ({@link ScheduleOptions.prepare}): the crawl journals their start there, so a freed slot's next request leaves at
+ * once instead of after a durable write (docs/decisions.md "The crawl": waiting for it under load left a 50 ms host's
+ * slots idle 28 % of the time).
  */
 
 /** One unit of work and the host it loads. */
 export type HostJob<T> = { host: string; item: T };
 
-export type ScheduleOptions = {
+export type ScheduleOptions<T = unknown> = {
   /** Most jobs talking to one host at once (spec: 3 requests in flight). */
   perHost: number;
   /** Most jobs talking to the hosts of one domain at once (default: no limit beyond `perHost`). */
@@ -41,6 +46,15 @@ export type ScheduleOptions = {
   defer?: (run: () => void) => void;
   /** Calls `run` after `ms` (default `setTimeout`): the end of a host's pause ({@link Later}). */
   after?: (ms: number, run: () => void) => void;
+  /**
+   * Called, in queue order, for the next jobs of the host with the most time left as its jobs start, so what must
+   * precede a job's request is done while the host's current requests are in flight. Every prepared item is started
+   * next on its host, so a run that fails leaves at most `prepareAhead` prepared and not started. A job put back by
+   * {@link Later} goes to the end of its host's queue and may be prepared a second time.
+   */
+  prepare?: (item: T) => void;
+  /** Most items prepared and not started yet, over the whole run (default 0: nothing is prepared). */
+  prepareAhead?: number;
 };
 
 /**
@@ -62,6 +76,8 @@ type DomainState = { inFlight: number; left: number };
 type HostState<T> = {
   queue: T[];
   next: number;
+  /** Queue index up to which items were prepared ({@link ScheduleOptions.prepare}). */
+  preparedTo: number;
   /** Monotonic time before which the host starts nothing (a `Retry-After` pause); 0 when not paused. */
   pausedUntil: number;
   inFlight: number;
@@ -80,7 +96,7 @@ type HostState<T> = {
 export function runPerHost<T>(
   jobs: Iterable<HostJob<T>>,
   work: (item: T, released: () => void, later: Later) => Promise<void>,
-  options: ScheduleOptions,
+  options: ScheduleOptions<T>,
 ): Promise<void> {
   const hosts = groupByHost(jobs, options.domainOf ?? ((host: string) => host));
   return new Promise<void>((resolve, reject) => {
@@ -91,6 +107,9 @@ export function runPerHost<T>(
       perDomain: Math.max(1, Math.floor(options.perDomain ?? Number.POSITIVE_INFINITY)),
       concurrency: Math.max(1, Math.floor(options.concurrency)),
       burst: Math.max(1, Math.floor(options.burst ?? Number.POSITIVE_INFINITY)),
+      prepareAhead: options.prepare ? Math.max(0, Math.floor(options.prepareAhead ?? 0)) : 0,
+      prepared: 0,
+      critical: null,
       open: hosts.filter((h) => h.queue.length > 0),
       openSeen: { done: 0, spentMs: 0 },
       inFlight: 0,
@@ -108,11 +127,16 @@ export function runPerHost<T>(
 /** The state of one {@link runPerHost} call, shared by the steps below. */
 type Run<T> = {
   readonly work: (item: T, released: () => void, later: Later) => Promise<void>;
-  readonly options: ScheduleOptions;
+  readonly options: ScheduleOptions<T>;
   readonly perHost: number;
   readonly perDomain: number;
   readonly concurrency: number;
   readonly burst: number;
+  readonly prepareAhead: number;
+  /** Items prepared and not started yet. */
+  prepared: number;
+  /** The host with the most time left at the last pick: the one whose next jobs are prepared. */
+  critical: HostState<T> | null;
   /** Hosts with jobs not started yet. */
   open: HostState<T>[];
   /** Probes done and time spent by the open hosts, kept as they change (the mean latency of every pick). */
@@ -141,7 +165,7 @@ function groupByHost<T>(jobs: Iterable<HostJob<T>>, domainOf: (host: string) => 
         domain = { inFlight: 0, left: 0 };
         domains.set(name, domain);
       }
-      state = { queue: [], next: 0, pausedUntil: 0, inFlight: 0, done: 0, spentMs: 0, domain };
+      state = { queue: [], next: 0, preparedTo: 0, pausedUntil: 0, inFlight: 0, done: 0, spentMs: 0, domain };
       hosts.set(job.host, state);
     }
     state.queue.push(job.item);
@@ -159,7 +183,9 @@ function settleIfDone<T>(run: Run<T>): void {
 
 /** Starts the next job of `host`. */
 function startJob<T>(run: Run<T>, host: HostState<T>): void {
+  if (host.next < host.preparedTo) run.prepared--;
   const item = host.queue[host.next++] as T;
+  if (host === run.critical) prepareNext(run, host);
   host.inFlight++;
   host.domain.inFlight++;
   host.domain.left--;
@@ -194,6 +220,17 @@ function startJob<T>(run: Run<T>, host: HostState<T>): void {
     run.failure ??= { error };
     end();
   });
+}
+
+/** Prepares the host's next items in queue order, within {@link ScheduleOptions.prepareAhead} over the run. */
+function prepareNext<T>(run: Run<T>, host: HostState<T>): void {
+  const prepare = run.options.prepare;
+  if (prepare === undefined) return;
+  host.preparedTo = Math.max(host.preparedTo, host.next);
+  while (run.prepared < run.prepareAhead && host.preparedTo < host.queue.length) {
+    run.prepared++;
+    prepare(host.queue[host.preparedTo++] as T);
+  }
 }
 
 /**
@@ -275,6 +312,7 @@ function pickHost<T>(run: Run<T>): HostState<T> | null {
   let unmeasured: HostState<T> | null = null;
   let work = 0;
   let longest = 0;
+  let critical: HostState<T> | null = null;
   const mean = openSeen.done === 0 ? 1 : Math.max(openSeen.spentMs / openSeen.done, 1e-3);
   const now = run.options.now();
   for (const host of run.open) {
@@ -285,7 +323,10 @@ function pickHost<T>(run: Run<T>): HostState<T> | null {
     const rounds = Math.max(Math.ceil(left / perHost), Math.ceil(host.domain.left / perDomain));
     const score = rounds * latency;
     work += left * latency;
-    if (score > longest) longest = score;
+    if (score > longest) {
+      longest = score;
+      critical = host;
+    }
     if (host.inFlight >= perHost || host.domain.inFlight >= perDomain) continue;
     if (score > bestScore || (score === bestScore && best !== null && host.inFlight < best.inFlight)) {
       best = host;
@@ -293,6 +334,7 @@ function pickHost<T>(run: Run<T>): HostState<T> | null {
     }
     if (host.done === 0 && (unmeasured === null || host.inFlight < unmeasured.inFlight)) unmeasured = host;
   }
+  run.critical = critical;
   if (best === null || bestScore * PACE_HEADROOM >= longest) return best;
   const paced = Math.max(run.open.length, Math.ceil((PACE_HEADROOM * work) / longest));
   return run.inFlight < paced ? best : unmeasured;

@@ -46,6 +46,11 @@ export type CatalogStats = {
   connections: number;
   requests: number;
   dominantRequests: number;
+  /**
+   * Share of the dominant host's 3 slots left without a request, from its first request to its last answer, as the
+   * host sees it (per cent): the time the crawl lost between an answer and the next request.
+   */
+  dominantIdlePct: number;
 };
 
 let maxInFlight = 0;
@@ -53,6 +58,18 @@ let paymentHeaders = 0;
 let connections = 0;
 let requests = 0;
 let dominantRequests = 0;
+/** The dominant host's requests in flight, when that last changed, and its slot-milliseconds held and spanned. */
+const dominantSlots = { inFlight: 0, since: 0, first: -1, held: 0, last: 0 };
+
+/** Counts the time the dominant host's slots were held, whenever its requests in flight change by `delta`. */
+function dominantChange(delta: number): void {
+  const now = performance.now();
+  if (dominantSlots.first < 0) dominantSlots.first = now;
+  dominantSlots.held += Math.min(3, dominantSlots.inFlight) * (now - dominantSlots.since);
+  dominantSlots.inFlight += delta;
+  dominantSlots.since = now;
+  dominantSlots.last = now;
+}
 
 /** A small deterministic PRNG (mulberry32). */
 function prng(seed: number): () => number {
@@ -101,11 +118,17 @@ async function startCatalog(listings: number, hostCount: number, dominantMs: num
     let inFlight = 0;
     const server = createServer((req, res) => {
       requests++;
-      if (k === 0) dominantRequests++;
+      if (k === 0) {
+        dominantRequests++;
+        dominantChange(1);
+      }
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       // In flight until answered or given up by the crawl (a slow answer outlives the crawl's timeout).
-      res.once('close', () => inFlight--);
+      res.once('close', () => {
+        inFlight--;
+        if (k === 0) dominantChange(-1);
+      });
       if (req.headers['payment-signature'] !== undefined || req.headers['x-payment'] !== undefined)
         paymentHeaders++;
       req.resume();
@@ -276,6 +299,10 @@ process.on(
         connections,
         requests,
         dominantRequests,
+        dominantIdlePct:
+          dominantSlots.first < 0
+            ? 0
+            : 100 * (1 - dominantSlots.held / (3 * Math.max(1, dominantSlots.last - dominantSlots.first))),
       } satisfies CatalogStats);
   },
 );

@@ -237,6 +237,89 @@ describe('runPerHost', () => {
     expect(wall).toBe(bound);
   });
 
+  it('refills a freed slot of the dominant host in the same call, without waiting for a later dispatch', async () => {
+    const started: string[] = [];
+    const releases = new Map<string, () => void>();
+    const ends: Array<() => void> = [];
+    const deferred: Array<() => void> = [];
+    const done = runPerHost(
+      jobs({ small: 2, dominant: 8 }),
+      (item, released) => {
+        started.push(`${item.host}#${item.id}`);
+        releases.set(`${item.host}#${item.id}`, released);
+        return new Promise<void>((resolve) => ends.push(resolve));
+      },
+      // A burst of 3: the rest of the first dispatch waits for `defer`, which this test never calls back.
+      { perHost: 3, concurrency: 16, now: () => 0, burst: 3, defer: (run) => deferred.push(run) },
+    );
+    // Listed last, the dominant host (the most work left) still starts first, all three of its slots.
+    expect(started).toEqual(['dominant#0', 'dominant#1', 'dominant#2']);
+    expect(deferred).toHaveLength(1);
+    // Its answer frees a slot: the next request starts before `released` returns, not at the deferred dispatch.
+    releases.get('dominant#1')?.();
+    expect(started.at(-1)).toBe('dominant#3');
+    releases.get('dominant#3')?.();
+    expect(started.at(-1)).toBe('dominant#4');
+    while (deferred.length > 0) deferred.shift()?.();
+    for (let turn = 0; turn < 20 && started.length < 10; turn++) {
+      for (const release of releases.values()) release();
+      for (const end of ends.splice(0)) end();
+      await Promise.resolve();
+    }
+    for (const end of ends.splice(0)) end();
+    await done;
+    expect(started).toHaveLength(10);
+  });
+
+  it("prepares the dominant host's next jobs in its queue order, at most `prepareAhead` ahead, before they start", async () => {
+    const small: Record<string, number> = {};
+    const latency: Record<string, number> = { dominant: 10 };
+    for (let k = 0; k < 40; k++) {
+      small[`small${k}`] = Math.max(1, Math.round(30 / (k + 1)));
+      latency[`small${k}`] = 5 + ((k * 37) % 60);
+    }
+    const sim = simulation((host) => latency[host] ?? 0);
+    const prepared: string[] = [];
+    const startedPrepared: string[] = [];
+    let mostWaiting = 0;
+    const work = (item: { host: string; id: number }) => {
+      const name = `${item.host}#${item.id}`;
+      if (prepared.includes(name)) startedPrepared.push(name);
+      mostWaiting = Math.max(mostWaiting, prepared.length - startedPrepared.length);
+      return sim.work(item);
+    };
+    const wall = await sim.drive(
+      runPerHost(jobs({ ...small, dominant: 300 }), work, {
+        perHost: 3,
+        concurrency: 24,
+        now: sim.now,
+        prepareAhead: 6,
+        prepare: (item) => prepared.push(`${item.host}#${item.id}`),
+      }),
+    );
+    // Every job of the dominant host but its first was prepared, in order, and started after it was.
+    expect(prepared).toEqual(Array.from({ length: 299 }, (_, i) => `dominant#${i + 1}`));
+    expect(startedPrepared).toEqual(prepared);
+    expect(mostWaiting).toBeLessThanOrEqual(6);
+    expect(mostWaiting).toBeGreaterThan(3);
+    expect(wall).toBe(100 * 10);
+  });
+
+  it('leaves at most `prepareAhead` items prepared and not started when a job fails', async () => {
+    const prepared = new Set<number>();
+    const started = new Set<number>();
+    const failing = runPerHost(
+      jobs({ a: 50, b: 2 }),
+      async (item) => {
+        started.add(item.id);
+        if (item.host === 'a' && item.id === 4) throw new Error('bug');
+      },
+      { perHost: 3, concurrency: 8, now: () => 0, prepareAhead: 5, prepare: (item) => prepared.add(item.id) },
+    );
+    await expect(failing).rejects.toThrow('bug');
+    expect([...prepared].filter((id) => !started.has(id)).length).toBeLessThanOrEqual(5);
+  });
+
   it('frees a host for its next request once a job is released, while the job goes on', async () => {
     // Six jobs on one host, one request at a time: each talks to the host for 10 ms, then works 25 ms more.
     const run = await releasing(25);
