@@ -37,6 +37,7 @@ const CORS = {
     'RateLimit-Policy',
     'Retry-After',
     'x-service-hosted',
+    'x-delisted-at',
   ].join(', '),
   allow: [...X402_CORS.allowHeaders, 'x-service-key', 'x-service-end-user', 'mcp-protocol-version'].join(
     ', ',

@@ -5,7 +5,9 @@ import type { H3Event } from 'h3';
 import type { CheckAnswerPaid } from '../core/answer-schemas.ts';
 import type { BadgeRenderer } from '../io/documents/badge-image.ts';
 import type { Jwks } from '../io/keys.ts';
+import type { OptOutSource } from '../io/opt-out.ts';
 import type { WebhookPoster } from '../io/probe/webhook-post.ts';
+import type { Delistings } from '../io/runs/delisted.ts';
 import type { WatchStore } from '../io/watches/port.ts';
 import type { Gate } from './access.ts';
 import type { CheckDeps, PaidAccess } from './check.ts';
@@ -69,6 +71,8 @@ export type AppDeps = CheckDeps &
     paidCalls?: PaidCallIntake;
     /** The public site: live badges and the built folder (`npm run build:site`); absent in API-only tests. */
     site?: SiteDeps;
+    /** The published crawl run's delistings, shown by by-url (`io/runs/delisted.ts`); absent: none shown. */
+    delistings?: Delistings;
     /** Watches (api/routes/watches.ts); absent where an app is built without them (tests of other routes). */
     watches?: WatchDeps;
   };

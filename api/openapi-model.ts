@@ -24,6 +24,8 @@ export type Operation = {
   queryParameters?: ReadonlyArray<{ name: string; description: string; pattern: string }>;
   /** The JSON answer; absent when the answer is not JSON (`media`). */
   answer?: v.GenericSchema;
+  /** Headers the answer may carry besides those of paid and hosted answers, by name, with their description. */
+  answerHeaders?: Readonly<Record<string, string>>;
   /** The media type of a non-JSON answer (an image, a page, a PDF). */
   media?: string;
   /** Served from the built site (`npm run build:site`): a 404 may be the site's HTML page for a browser. */

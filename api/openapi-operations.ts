@@ -179,6 +179,10 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The latest receipt for an endpoint URL.',
     input: ReceiptByUrlQuerySchema,
     answer: ReceiptSchema,
+    answerHeaders: {
+      'x-delisted-at':
+        'Present when the published crawl found that no source lists the endpoint (URL and method) any more: when that crawl finished (ISO 8601). Gone once a source lists it again, or 90 days after.',
+    },
     html: true,
     errors: { 400: codes('missing_url', 'bad_url', 'bad_method'), 404: codes('receipt_not_found') },
   },

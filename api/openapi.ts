@@ -163,6 +163,9 @@ function answerOf(operation: Operation): Record<string, unknown> {
       ? { 'PAYMENT-RESPONSE': header('Base64 JSON settlement of a paid call (x402 v2).') }
       : {}),
     ...(operation.keys === 'optional' ? RATE_HEADERS : {}),
+    ...Object.fromEntries(
+      Object.entries(operation.answerHeaders ?? {}).map(([name, text]) => [name, header(text)]),
+    ),
   };
   return {
     description: 'The answer.',

@@ -27,6 +27,7 @@ import { createReceiptBodies } from '../io/receipts/bodies.ts';
 import type { ReceiptFileWriter } from '../io/receipts/file-writer.ts';
 import { createJournal, type Journal } from '../io/receipts/journal.ts';
 import { createLedger, type Ledger } from '../io/receipts/ledger.ts';
+import { createDelistings } from '../io/runs/delisted.ts';
 import { type RunDelisting, watchPublishedRuns } from '../io/runs/ingest.ts';
 import { runPaths } from '../io/runs/paths.ts';
 import { loadSalt, loadServiceWallet } from '../io/secrets.ts';
@@ -217,6 +218,7 @@ async function appDeps(
     }),
     chain: overrides.chain !== undefined ? overrides.chain : chainReaderFromUrls(config.rpcUrls),
     runs: { crawl: runPaths(config.dataDir, 'crawl'), bazaar: runPaths(config.dataDir, 'bazaar') },
+    delistings: createDelistings(runPaths(config.dataDir, 'crawl')),
     hosted: parts.hosted,
     paidCalls: createPaidCallIntake({
       paths: runPaths(config.dataDir, 'known-answers'),

@@ -72,6 +72,35 @@ export function delistings(input: DelistingInput): { fresh: DelistedEntry[]; sho
   return { fresh, shown: [...fresh, ...earlier.sort((a, b) => cmp(b.delisted_at, a.delisted_at))] };
 }
 
+/** What the listings, `/v1/receipts/by-url` and the endpoint pages show of an endpoint's delisting. */
+export type ShownDelisting = { delisted_at: string; delisted_in_run: string; source_list: string };
+
+/**
+ * The delistings a published run still shows (the `delisted` array of its `delisted.json`), by method and
+ * normalized URL ({@link delistingKey}). Entries that are not delistings are skipped; for one endpoint the first
+ * entry wins (the file lists the newest first). An endpoint listed again is not in the file any more, so it is
+ * not here.
+ */
+export function shownDelistings(entries: readonly unknown[]): Map<string, ShownDelisting> {
+  const shown = new Map<string, ShownDelisting>();
+  for (const value of entries) {
+    if (!isEntry(value) || typeof value.method !== 'string') continue;
+    const key = delistingKey(value.url_norm, value.method);
+    if (shown.has(key)) continue;
+    shown.set(key, {
+      delisted_at: value.delisted_at,
+      delisted_in_run: typeof value.delisted_in_run === 'string' ? value.delisted_in_run : '',
+      source_list: typeof value.source_list === 'string' ? value.source_list : '',
+    });
+  }
+  return shown;
+}
+
+/** The key of {@link shownDelistings}: an endpoint's method and normalized URL. */
+export function delistingKey(urlNorm: string, method: string): string {
+  return `${method} ${urlNorm}`;
+}
+
 function entryOf(line: CrawlFacts, input: DelistingInput, previousRunId: string): DelistedEntry {
   return {
     event: 'delisted',

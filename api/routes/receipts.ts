@@ -18,6 +18,8 @@ import { apiError } from '../errors.ts';
 import { receiptHtml, wantsHtml } from '../html-pages.ts';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** On a by-url answer: when the published crawl found that no source lists the endpoint any more (docs/api.md). */
+export const DELISTED_HEADER = 'x-delisted-at';
 
 /** Registers the receipt routes. */
 export function receiptRoutes(app: H3, deps: AppDeps): void {
@@ -37,6 +39,9 @@ export function receiptRoutes(app: H3, deps: AppDeps): void {
         'No public receipt for that URL yet: dry runs, checks made with the caller’s own pay_to, network, claimed_price or expiry check, and checks of another form of the URL or another method than its listed one (or, unlisted, the one asked) are not a URL’s public state.',
       );
     }
+    // The answer is the signed receipt, whose bytes a member added would break: a delisting rides in a header.
+    const delisting = await deps.delistings?.of(target.normalized, method);
+    if (delisting) event.res.headers.set(DELISTED_HEADER, delisting.delisted_at);
     return answerReceipt(event, deps, receipt, 'public, max-age=60', false);
   });
 

@@ -9,13 +9,14 @@
  * by id).
  */
 
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { type ListingRow, MAX_LISTINGS, parseListings } from '../../core/listings.ts';
 import type { HttpMethod, Observation } from '../../core/model.ts';
 import { isReceiptId } from '../../core/receipt.ts';
-import type { ReceiptRow, Store } from '../store/port.ts';
+import type { ObservationRow, ReceiptRow, Store } from '../store/port.ts';
 import {
   publishedRunDir,
   type RunPaths,
@@ -25,14 +26,15 @@ import {
   readPointer,
 } from './paths.ts';
 
-/** Receipts handled per batch before yielding to the event loop. */
-const BATCH = 200;
-/** Batches of receipts per index commit while a run is taken in (1,000 receipts, about 3 MB). */
-const COMMIT_EVERY_BATCHES = 5;
+/** Receipt files read between two yields to the event loop (about 2 ms of reads from the page cache). */
+const READ_SLICE = 50;
+/** Receipts per import into the store: each is one commit of about 3 MB. */
+const IMPORT_ROWS = 1000;
+/** Listing records validated between two yields to the event loop. */
+const PARSE_SLICE = 100;
 /**
- * After each batch of receipts the ingest rests as long as the batch took, so a run goes in using at most about half
- * of the server's time while checks are answered. bench/crawl-ingest.ts, 9 alternating pairs: the slowest answer
- * during a 10,000-receipt ingest 52.5–69.3 ms with the rest, 57.8–114 ms without; the ingest 6.4–7.5 s, not 4.2–5.4.
+ * After each import of {@link IMPORT_ROWS} receipts the ingest rests as long as it took, so a run goes in using at
+ * most about half of the server's time while checks are answered (docs/decisions.md "Crawl receipts").
  */
 const REST_PER_WORK = 1;
 
@@ -89,44 +91,64 @@ export async function ingestRun(
   const dir = publishedRunDir(paths, runId);
   const lines = (await readNdjson(join(dir, 'receipts.ndjson'))).filter(isIndexLine);
   let receipts = 0;
-  for (let i = 0; i < lines.length; i += BATCH) {
+  for (let i = 0; i < lines.length; i += IMPORT_ROWS) {
     const began = performance.now();
-    const batch = lines.slice(i, i + BATCH);
-    const rows: ReceiptRow[] = [];
-    await Promise.all(
-      batch.map(async (line) => {
-        const body = await readJsonRecord(join(dir, 'receipts', `${line.id}.json`));
-        if (body === null || body['id'] !== line.id) return;
-        rows.push({
-          id: line.id,
-          type: 'check',
-          issuedAt: line.issued_at,
-          url: line.url,
-          urlNorm: line.url_norm,
-          method: line.method,
-          verdict: line.verdict,
-          reason: line.reason,
-          checkType: 'dry-run',
-          mode: 'live',
-          tier: 'crawl',
-          body,
-        });
-        if (typeof line.observation === 'object' && line.observation !== null)
-          store.addObservation(line.url_norm, line.method, line.observation);
-      }),
-    );
-    store.indexReceipts(rows);
+    const { rows, observations } = await readReceiptRows(dir, lines.slice(i, i + IMPORT_ROWS));
+    await store.importRunRows(rows, observations);
     receipts += rows.length;
-    // Committed every few batches rather than in one large flush: each commit syncs the index's own log, and a
-    // sync of megabytes held up the journal's fdatasync, so every check answered meanwhile waited for it.
-    if ((i / BATCH) % COMMIT_EVERY_BATCHES === COMMIT_EVERY_BATCHES - 1) await store.flush();
     await sleep((performance.now() - began) * REST_PER_WORK);
   }
   let listings = 0;
   const rows = await parseListingsInBatches(await readJsonValue(join(dir, 'listings.json')), runId);
   if (rows.length > 0) listings = await store.importListings(rows);
-  await store.flush();
   return { receipts, listings };
+}
+
+/**
+ * The rows of `lines`' receipts and their observations. The files are read synchronously, a slice at a time between
+ * yields: they were just written and sit in the page cache, and thousands of asynchronous reads queued on libuv's
+ * four threads made the journal's fdatasync, and with it every check's answer, wait behind them.
+ */
+async function readReceiptRows(
+  dir: string,
+  lines: IndexLine[],
+): Promise<{ rows: ReceiptRow[]; observations: ObservationRow[] }> {
+  const rows: ReceiptRow[] = [];
+  const observations: ObservationRow[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (i % READ_SLICE === 0 && i > 0) await yieldToEventLoop();
+    const line = lines[i] as IndexLine;
+    const body = readRecordSync(join(dir, 'receipts', `${line.id}.json`));
+    if (body === null || body['id'] !== line.id) continue;
+    rows.push({
+      id: line.id,
+      type: 'check',
+      issuedAt: line.issued_at,
+      url: line.url,
+      urlNorm: line.url_norm,
+      method: line.method,
+      verdict: line.verdict,
+      reason: line.reason,
+      checkType: 'dry-run',
+      mode: 'live',
+      tier: 'crawl',
+      body,
+    });
+    if (typeof line.observation === 'object' && line.observation !== null)
+      observations.push([line.url_norm, line.method, line.observation]);
+  }
+  return { rows, observations };
+}
+
+function readRecordSync(path: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `listings.json` validated by the one rule (`parseListings`) a batch at a time; the first bad record throws. */
@@ -137,10 +159,10 @@ async function parseListingsInBatches(value: unknown, runId: string): Promise<Li
   if (records.length > MAX_LISTINGS)
     throw new Error(`listings.json of run ${runId}: at most ${MAX_LISTINGS} records`);
   const rows: ListingRow[] = [];
-  for (let i = 0; i < records.length; i += BATCH * 5) {
-    const parsed = parseListings(records.slice(i, i + BATCH * 5));
+  for (let i = 0; i < records.length; i += PARSE_SLICE) {
+    const parsed = parseListings(records.slice(i, i + PARSE_SLICE));
     if (!parsed.ok) throw new Error(`listings.json of run ${runId}: from record ${i}: ${parsed.message}`);
-    rows.push(...parsed.rows);
+    for (const row of parsed.rows) rows.push(row);
     await yieldToEventLoop();
   }
   return rows;

@@ -10,20 +10,17 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import type { HttpMethod, Observation } from '../../core/model.ts';
 import { isPublicState } from '../../core/public-state.ts';
-import { hostOf, type ReceiptRow } from './port.ts';
+import { hostOf, type ObservationRow, type ReceiptRow } from './port.ts';
 
 export const RECEIPT_COLUMNS =
   'id, type, issued_at, url, url_norm, method, verdict, reason, check_type, mode, tier, body, public_state, host';
 export const OBSERVATION_COLUMNS =
   'url_norm, method, observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to, host';
 
-/** An observation row as queued: the endpoint, its method and what was observed. */
-export type ObservationRow = [urlNorm: string, method: HttpMethod, observation: Observation];
-
-/** Rows appended and handed over between two yields to the event loop: a flush of thousands never holds it long. */
-const SLICE = 500;
+/** Rows appended and handed over between two yields to the event loop: a flush of thousands never holds it long
+ *  (250 receipt rows with their text are about 10 ms of appends). */
+const SLICE = 250;
 
 /** The two row kinds the store queues, each with its table, staging table and the appends of one row. */
 const RECEIPTS: Kind<ReceiptRow> = {

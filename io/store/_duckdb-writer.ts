@@ -4,9 +4,9 @@
  * durable, and a multi-row insert costs about what a single one does.
  */
 import type { HttpMethod, Observation } from '../../core/model.ts';
-import type { IndexWrites, ObservationRow } from './_duckdb-index-writes.ts';
+import type { IndexWrites } from './_duckdb-index-writes.ts';
 import { serialFlush } from './_rows.ts';
-import type { ReceiptRow } from './port.ts';
+import type { ObservationRow, ReceiptRow } from './port.ts';
 
 /** The index trails the journal by at most this much; fewer, larger commits keep DuckDB's own fsyncs from
  *  slowing the journal's (bench/journal.ts measured a 4-5x slowdown at a 25 ms interval). */
@@ -19,8 +19,13 @@ export type IndexWriter = {
   receipts(rows: readonly ReceiptRow[]): void;
   /** Queues one observation. */
   observation(row: ObservationRow): void;
-  /** Observations of one endpoint not yet in the table (queued, or being inserted right now). */
+  /** Observations of one endpoint not yet in the table (queued, being inserted right now, or held). */
   unflushed(urlNorm: string, method: HttpMethod): Observation[];
+  /**
+   * Counts `rows`, written to the table by another path (a crawl run's import), as unflushed until the returned
+   * release is called once they are committed, so an endpoint's cache loaded meanwhile does not miss them.
+   */
+  hold(rows: readonly ObservationRow[]): () => void;
   /** Resolves once a pass started after the call has written what was queued when it started. */
   flush(): Promise<void>;
 };
@@ -30,6 +35,7 @@ export function createIndexWriter(writes: IndexWrites): IndexWriter {
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: ObservationRow[] = [];
   let inFlight: ObservationRow[] = [];
+  const held = new Set<readonly ObservationRow[]>();
   let timer: ReturnType<typeof setTimeout> | null = null;
 
   // One pass over what is queued when it starts: a flush waits for the rows queued before it, never for rows that
@@ -66,9 +72,13 @@ export function createIndexWriter(writes: IndexWrites): IndexWriter {
       schedule();
     },
     unflushed: (urlNorm, method) =>
-      [...inFlight, ...observationQueue]
+      [...inFlight, ...observationQueue, ...[...held].flat()]
         .filter(([u, m]) => u === urlNorm && m === method)
         .map(([, , o]) => o),
+    hold(rows) {
+      held.add(rows);
+      return () => held.delete(rows);
+    },
     flush,
   };
 }

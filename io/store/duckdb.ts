@@ -47,6 +47,11 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
   // part of it (nor lost with its rollback).
   const importDb = await instance.connect();
   const listings = await openListings(db, importDb);
+  // A crawl run's rows go in on a connection of their own too, committed apart from the live queue, so a read
+  // (which flushes that queue first) never waits behind thousands of them.
+  const runDb = await instance.connect();
+  const runWrites = await createIndexWrites(runDb);
+  let runImport: Promise<unknown> = Promise.resolve();
   const paidCalls = await openPaidCalls(db);
   const observations = await openObservationCache(db, writer);
   const reads = createIndexReads(db, writer.flush, readBody);
@@ -58,6 +63,20 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
     addObservation(urlNorm, method, observation) {
       observations.add(urlNorm, method, observation);
       writer.observation([urlNorm, method, observation]);
+    },
+    importRunRows(receipts, rows) {
+      const run = runImport.then(async () => {
+        for (const [urlNorm, method, observation] of rows) observations.add(urlNorm, method, observation);
+        const release = writer.hold(rows);
+        try {
+          await runWrites.receipts(receipts);
+          await runWrites.observations(rows);
+        } finally {
+          release();
+        }
+      });
+      runImport = run.catch(() => {});
+      return run;
     },
     observations: observations.read,
     receipt: reads.receipt,
@@ -74,6 +93,8 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
     flush: writer.flush,
     async close() {
       await writer.flush();
+      await runImport;
+      runDb.closeSync();
       importDb.closeSync();
       db.closeSync();
       instance.closeSync();

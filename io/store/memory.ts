@@ -23,6 +23,11 @@ export function createMemoryStore(): Store {
   const store: Store = {
     indexReceipts: (rows) => indexReceipts(state, rows),
     addObservation: (urlNorm, method, observation) => addObservation(state, urlNorm, method, observation),
+    async importRunRows(receipts, observations) {
+      indexReceipts(state, receipts);
+      for (const [urlNorm, method, observation] of observations)
+        addObservation(state, urlNorm, method, observation);
+    },
     observations: async (urlNorm, method) => [...(state.observations.get(key(urlNorm, method)) ?? [])],
     receipt: async (id) => state.receipts.get(id)?.body ?? null,
     latestReceiptByUrl: async (urlNorm, form) => latestReceiptByUrl(state, urlNorm, form),

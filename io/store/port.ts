@@ -39,6 +39,9 @@ export type ReceiptRow = {
   bodyInFile?: boolean;
 };
 
+/** An observation as a store writes it: the endpoint's normalized URL, its method, and what was observed. */
+export type ObservationRow = [urlNorm: string, method: HttpMethod, observation: Observation];
+
 export type ReceiptSummary = Omit<ReceiptRow, 'body' | 'bodyJson' | 'bodyInFile' | 'urlNorm'>;
 
 export type Page<T> = { items: T[]; total: number; page: number; pageSize: number };
@@ -64,6 +67,13 @@ export type Store = {
   indexReceipts(rows: ReceiptRow[]): void;
   /** Queues an observation of an endpoint (normalized URL and method). */
   addObservation(urlNorm: string, method: HttpMethod, observation: Observation): void;
+  /**
+   * Takes in the receipts and observations of a published crawl run (already durable in the run's files) and
+   * resolves once they are in; idempotent by id. Written apart from the live writes: a read flushes only what was
+   * queued by `indexReceipts` and `addObservation`, so it never waits for a large run going in
+   * (`io/runs/ingest.ts`). The observations are seen by `observations` at once, as `addObservation`'s are.
+   */
+  importRunRows(receipts: ReceiptRow[], observations: ObservationRow[]): Promise<void>;
   /** The last 30 observations of an endpoint, newest first. */
   observations(urlNorm: string, method: HttpMethod): Promise<Observation[]>;
   receipt(id: string): Promise<Record<string, unknown> | null>;

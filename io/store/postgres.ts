@@ -51,6 +51,12 @@ export function postgresStore(sql: Sql, options: { endPool: boolean }): Postgres
     committed: writer.committed,
     indexReceipts: (rows) => writer.receipts(rows),
     addObservation: (urlNorm, method, observation) => writer.observation([urlNorm, method, observation]),
+    async importRunRows(receipts, observations) {
+      // Other instances read PostgreSQL straight away: the rows go through the group-committing writer.
+      writer.receipts(receipts);
+      for (const row of observations) writer.observation(row);
+      await writer.flush();
+    },
     ...postgresReads(sql, writer),
     importListings: (rows) => importListings(sql, rows),
     ...postgresPaidCalls(sql),

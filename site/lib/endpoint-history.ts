@@ -13,8 +13,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as v from 'valibot';
 import { type PaidCallRecord, paidCallOfLine, serviceIdOf } from '../../core/catalog.ts';
+import { delistingKey, type ShownDelisting, shownDelistings } from '../../core/delisting.ts';
 import { endpointKey } from '../../core/endpoint-paths.ts';
 import type { EndpointCheck } from '../../core/endpoint-timeline.ts';
+import { receiptUrlOf } from '../../core/receipt.ts';
 import { normalizeUrl } from '../../core/url.ts';
 import { eachIndexLine, type IndexLine, publishedRun, readRunFile, type SiteInput } from './published.ts';
 import { parseFile, Saves } from './schemas.ts';
@@ -58,6 +60,8 @@ export type SiteEndpoint = {
   /** Every check of the window, in the order read (oldest run first). */
   checks: EndpointCheck[];
   listing: EndpointListing | null;
+  /** Shown as delisted by the published crawl run (`delisted.json`, `core/delisting.ts`); null when it is not. */
+  delisted: ShownDelisting | null;
   tasks: TaskRecord[];
 };
 
@@ -81,7 +85,10 @@ export type SiteHistory = {
   badgeHosts: Set<string>;
   /** Receipts with a page in this build (the published runs and the saves): links to others use the permalink. */
   receiptPages: Set<string>;
-  /** Receipt permalinks by id, for receipts without a page. */
+  /**
+   * Receipt permalinks by id, for receipts without a page, where they differ from `receiptUrlOf` of the build's base
+   * URL (which a link uses when the id is not here).
+   */
   permalinks: Map<string, string>;
   tasks: TaskInfo[];
   knownAnswerRun: string | null;
@@ -114,7 +121,7 @@ async function runsInWindow(kindDir: string, published: string | null, from: Dat
 export async function readSiteHistory(input: SiteInput): Promise<SiteHistory> {
   const to = await windowEnd(input);
   const from = new Date(to.getTime() - HISTORY_DAYS * DAY_MS);
-  const g = newGathering();
+  const g = newGathering(input.baseUrl);
   const runs: string[] = [];
   for (const kind of ['crawl', 'bazaar'] as const) {
     const published = kind === 'crawl' ? input.crawlRun : input.bazaarRun;
@@ -127,6 +134,7 @@ export async function readSiteHistory(input: SiteInput): Promise<SiteHistory> {
   if (input.crawlRun !== null) {
     await addSaves(input.crawlRun.dir, g.record, g.seen, g.receiptPages);
     await addDisputes(input.crawlRun.dir, g.endpoints);
+    await addDelistings(input.crawlRun.dir, g.endpoints);
   }
   const { tasks, runId, paidCalls } = await addKnownAnswers(input.dataDir, g.endpoints, g.record);
   return {
@@ -170,12 +178,14 @@ type Gathering = {
   badgeHosts: Set<string>;
   receiptPages: Set<string>;
   permalinks: Map<string, string>;
+  /** The build's base URL. */
+  baseUrl: string;
   /** One copy of each repeated string (wallets, networks, reasons). */
   intern: (s: string | null) => string | null;
   record: Recorder;
 };
 
-function newGathering(): Gathering {
+function newGathering(baseUrl: string): Gathering {
   const strings = new Map<string, string>();
   const endpoints = new Map<string, SiteEndpoint>();
   const intern = (s: string | null): string | null => {
@@ -189,7 +199,17 @@ function newGathering(): Gathering {
     const key = endpointKey(urlNorm, method);
     let found = endpoints.get(key);
     if (found === undefined) {
-      found = { key, url, url_norm: urlNorm, method, host, checks: [], listing: null, tasks: [] };
+      found = {
+        key,
+        url,
+        url_norm: urlNorm,
+        method,
+        host,
+        checks: [],
+        listing: null,
+        delisted: null,
+        tasks: [],
+      };
       endpoints.set(key, found);
     }
     return found;
@@ -201,6 +221,7 @@ function newGathering(): Gathering {
     badgeHosts: new Set(),
     receiptPages: new Set(),
     permalinks: new Map(),
+    baseUrl,
     intern,
     record,
   };
@@ -241,7 +262,10 @@ function addIndexLine(
     network: g.intern(typeof l.network === 'string' ? l.network : null),
     receipt_id: l.id,
   });
-  if (typeof l.receipt_url === 'string' && !current) g.permalinks.set(l.id, l.receipt_url);
+  // Only a permalink that differs from the one the pages would write anyway (`receiptUrlOf` of the build's base
+  // URL) is kept: a million receipts' URLs were the largest part of the history's memory.
+  if (typeof l.receipt_url === 'string' && !current && l.receipt_url !== receiptUrlOf(g.baseUrl, l.id))
+    g.permalinks.set(l.id, l.receipt_url);
   // The newest line says where the endpoint is listed (a bazaar line is held to no listing).
   if ((g.newest.get(endpoint.key) ?? '') <= l.issued_at && kind === 'crawl') {
     g.newest.set(endpoint.key, l.issued_at);
@@ -325,6 +349,16 @@ async function addDisputes(runDir: string, endpoints: Map<string, SiteEndpoint>)
       endpoint.listing.dispute_listings = dispute.listings;
     }
   }
+}
+
+const Delisted = v.looseObject({ delisted: v.array(v.unknown()) });
+
+/** The delistings the published run still shows (`delisted.json`; absent in runs written before it existed). */
+async function addDelistings(runDir: string, endpoints: Map<string, SiteEndpoint>): Promise<void> {
+  if (!existsSync(join(runDir, 'delisted.json'))) return;
+  const shown = shownDelistings((await readRunFile(runDir, 'delisted.json', Delisted)).delisted);
+  for (const endpoint of endpoints.values())
+    endpoint.delisted = shown.get(delistingKey(endpoint.url_norm, endpoint.method)) ?? null;
 }
 
 const TasksFile = v.looseObject({

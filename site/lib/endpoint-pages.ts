@@ -159,6 +159,8 @@ type EndpointSummary = {
   checked_at: string | null;
   stable_days: number | null;
   at_least: boolean;
+  /** When the published crawl found it no longer listed (`SiteEndpoint.delisted`); null when it is listed. */
+  delisted_at: string | null;
   tasks: SiteEndpoint['tasks'];
 };
 
@@ -174,6 +176,7 @@ function summaryOf(endpoint: SiteEndpoint, timeline: EndpointTimeline): Endpoint
     checked_at: latest?.at ?? null,
     stable_days: timeline.stable?.days ?? null,
     at_least: timeline.stable?.at_least ?? false,
+    delisted_at: endpoint.delisted?.delisted_at ?? null,
     tasks: endpoint.tasks,
   };
 }
@@ -236,6 +239,7 @@ function endpointPage(
     `<h2>The last ${HISTORY_DAYS} days</h2>`,
     windowHtml(timeline, name, href),
     '<h2>Where it is listed</h2>',
+    delistedHtml(endpoint),
     listingHtml(endpoint),
     endpoint.tasks.length > 0 ? knownAnswersHtml(endpoint, history, baseUrl) : '',
     checkNowHtml(endpoint, baseUrl),
@@ -352,6 +356,13 @@ function alternativeHtml(a: Alternative, method: string, history: SiteHistory): 
   return `<li>${name}: ${e(formatUsd(a.price_usd))}, ${e(rate)}${receipt}</li>`;
 }
 
+function delistedHtml(endpoint: SiteEndpoint): string {
+  const d = endpoint.delisted;
+  if (d === null) return '';
+  const source = d.source_list === '' ? '' : ` (last listed by <code>${e(d.source_list)}</code>)`;
+  return `<p class="disputed"><strong>Delisted</strong> on ${e(formatDay(d.delisted_at))}: no source lists it any more${source}, as the crawl run <code>${e(d.delisted_in_run)}</code> found. What follows is where it was listed.</p>`;
+}
+
 function listingHtml(endpoint: SiteEndpoint): string {
   const listing = endpoint.listing;
   if (listing === null || listing.source_list === null)
@@ -410,6 +421,7 @@ function endpointJson(
     stable_for_days: timeline.stable?.days ?? null,
     stable_at_least: timeline.stable?.at_least ?? null,
     listing: endpoint.listing,
+    delisted: endpoint.delisted,
     known_answers: endpoint.tasks,
     alternatives: Object.fromEntries(
       endpoint.tasks.map((t) => [t.task, alternativesFor(endpoint, t.task, history, baseUrl)]),
@@ -435,7 +447,7 @@ function hostPage(host: string, list: readonly EndpointSummary[], history: SiteH
     '<thead><tr><th scope="col">Endpoint</th><th scope="col">Latest</th><th scope="col">Why</th><th scope="col">Price</th><th scope="col">Terms stable</th><th scope="col">Checked</th></tr></thead><tbody>',
     ...list.map(
       (s) =>
-        `<tr><td data-label="Endpoint" class="u"><a href="${e(endpointPagePath(s.key))}">${e(`${s.method} ${s.url}`)}</a></td><td data-label="Latest">${verdictHtml(s.verdict)}</td><td data-label="Why">${s.reason === null ? '—' : `<code>${e(s.reason)}</code>`}</td><td data-label="Price">${e(formatUsd(s.price_usd))}</td><td data-label="Terms stable">${e(stableText(s.stable_days, s.at_least))}</td><td data-label="Checked">${e(formatTime(s.checked_at))}</td></tr>`,
+        `<tr><td data-label="Endpoint" class="u"><a href="${e(endpointPagePath(s.key))}">${e(`${s.method} ${s.url}`)}</a>${s.delisted_at === null ? '' : ` <span class="muted">delisted ${e(formatDay(s.delisted_at))}</span>`}</td><td data-label="Latest">${verdictHtml(s.verdict)}</td><td data-label="Why">${s.reason === null ? '—' : `<code>${e(s.reason)}</code>`}</td><td data-label="Price">${e(formatUsd(s.price_usd))}</td><td data-label="Terms stable">${e(stableText(s.stable_days, s.at_least))}</td><td data-label="Checked">${e(formatTime(s.checked_at))}</td></tr>`,
     ),
     '</tbody></table></div>',
   ].join('');
@@ -460,6 +472,7 @@ function hostJson(host: string, list: readonly EndpointSummary[]) {
       price_usd: s.price_usd,
       checked_at: s.checked_at,
       stable_for_days: s.stable_days,
+      delisted_at: s.delisted_at,
     })),
   };
 }

@@ -16,12 +16,12 @@ afterAll(async () => {
 });
 
 describe('CORS headers', () => {
-  it('every answer allows any origin and exposes the payment, rate-limit and hosted headers', async () => {
+  it('every answer allows any origin and exposes the payment, rate-limit, hosted and delisting headers', async () => {
     const res = await appFetch(spot.service, '/healthz');
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-expose-headers')).toBe(
-      'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, RateLimit, RateLimit-Policy, Retry-After, x-service-hosted',
+      'PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, RateLimit, RateLimit-Policy, Retry-After, x-service-hosted, x-delisted-at',
     );
   });
 

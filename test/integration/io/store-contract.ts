@@ -153,6 +153,37 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect((await store.observations('https://a.example/x', 'GET'))[0]?.pay_to).toBeNull();
     });
 
+    it("takes a crawl run's rows in idempotently, readable by id, by URL and in the endpoint's history", async () => {
+      const at = (i: number) => new Date(Date.UTC(2026, 10, 2, 0, 0, i)).toISOString();
+      const rows = Array.from({ length: 1200 }, (_, i) => check(`sc-run-${i}`, at(i), {})).map((r, i) => ({
+        ...r,
+        url: `https://run.example/${i}`,
+        urlNorm: `https://run.example/${i}`,
+      }));
+      const observed = rows.map((r, i): [string, 'GET', Observation] => [
+        r.urlNorm!,
+        'GET',
+        obs(at(i), null),
+      ]);
+      // Read once before, so a store that caches an endpoint's history must take the run's observation in.
+      expect(await store.observations('https://run.example/7', 'GET')).toEqual([]);
+      await store.importRunRows(rows, observed);
+      await store.importRunRows(
+        rows.map((r) => ({ ...r, body: { changed: true } })),
+        [],
+      );
+      expect(await store.receipt('sc-run-1199')).toEqual(rows[1199]!.body);
+      expect((await store.listReceipts({ page: 1, pageSize: 1 })).total).toBe(1200);
+      expect(
+        await store.latestReceiptByUrl('https://run.example/7', {
+          url: 'https://run.example/7',
+          method: 'GET',
+        }),
+      ).toEqual(rows[7]!.body);
+      expect(await store.observations('https://run.example/7', 'GET')).toEqual([obs(at(7), null)]);
+      expect((await store.observationsByHost('run.example', 5000)).length).toBe(1200);
+    });
+
     it('keeps an observation whose price no 64-bit integer holds, and reads it back before and after a reopen', async () => {
       const huge = { ...obs('2026-11-03T00:00:00.000Z', null), price_usd: 1.157920892373162e71 };
       store.addObservation('https://big.example/x', 'GET', huge);
