@@ -25,6 +25,11 @@ export type Config = SharedConfig & {
   importWaitMs: number;
   /** `WATCH_INTERVAL_S`: seconds between two probes of a watched endpoint (default 600). */
   watchIntervalSeconds: number;
+  /**
+   * `WATCH_LEASE_MS`: how long an instance holds a watched endpoint it is probing (default 15000, the
+   * `PROBE_LEASE_MS` of `api/watch-probes.ts`); a dead instance's endpoints are probed again once it ends.
+   */
+  watchLeaseMs: number;
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));
@@ -59,6 +64,11 @@ const Env = v.object({
     v.pipe(v.string(), v.regex(/^\d{1,6}$/), v.transform(Number), v.minValue(1), v.maxValue(86_400)),
     '600',
   ),
+  // Below the default only for tests: a probe slower than two thirds of the lease is dropped (docs/deploy.md).
+  WATCH_LEASE_MS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,7}$/), v.transform(Number), v.minValue(1000), v.maxValue(3_600_000)),
+    '15000',
+  ),
   SHUTDOWN_DEADLINE_MS: v.optional(
     v.pipe(v.string(), v.regex(/^\d{1,7}$/), v.transform(Number), v.minValue(1), v.maxValue(3_600_000)),
     '30000',
@@ -83,6 +93,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
     importWaitMs: e.IMPORT_WAIT_MS,
     watchIntervalSeconds: e.WATCH_INTERVAL_S,
+    watchLeaseMs: e.WATCH_LEASE_MS,
   };
 }
 

@@ -77,7 +77,15 @@ export type AppDeps = CheckDeps &
     watches?: WatchDeps;
   };
 
-/** What the watch routes need: the store, the SSRF gate of URLs (the webhook poster's), the probe interval. */
-export type WatchDeps = { store: WatchStore; poster: WebhookPoster; intervalSeconds: number };
+/**
+ * What the watch routes need: the store, the SSRF gate of URLs (the webhook poster's), the probe interval, and the
+ * host opt-out list (a watch of a listed host is refused; none given, none applies).
+ */
+export type WatchDeps = {
+  store: WatchStore;
+  poster: WebhookPoster;
+  intervalSeconds: number;
+  optOut?: OptOutSource;
+};
 
 export type SiteDeps = { badges: BadgeRenderer; dir: string };

@@ -39,7 +39,7 @@ function mcpOperation(): Record<string, unknown> {
     summary: 'The MCP endpoint (JSON-RPC 2.0, stateless Streamable HTTP, JSON answers). Free to call.',
     description:
       'Tools: check_endpoint, payment_status, lookup, list_tasks, get_receipt, verify_receipt, get_rules, ' +
-      'create_watch, watch_events (tools/list ' +
+      'create_watch, watch_events, resume_watch (tools/list ' +
       'gives their schemas). Tool calls are metered and paid like their HTTP routes; payments use the x402 MCP ' +
       'transport. Send Accept: application/json, text/event-stream. GET and DELETE answer 405.',
     security: [],

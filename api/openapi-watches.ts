@@ -1,7 +1,7 @@
 /**
  * The watch routes in `/openapi.json` (docs/api.md "Watches", `api/routes/watches.ts`): making a watch (bought
- * through x402 for a period, or with an exempt or hosted key), reading and deleting it and reading its signed events,
- * each read guarded by the management token in `x-watch-token`. The input and answers are the valibot schemas the
+ * through x402 for a period, or with an exempt or hosted key), reading, resuming and deleting it and reading its
+ * signed events, each guarded by the management token in `x-watch-token`. The input and answers are the valibot schemas the
  * route parses and the tests hold answers to (`core/watch-input.ts`, `core/watch-schemas.ts`).
  */
 import { WatchInputSchema } from '../core/watch-input.ts';
@@ -11,6 +11,7 @@ import {
   WatchDeletedSchema,
   WatchEventsPageSchema,
   WatchEventsQuerySchema,
+  WatchResumedSchema,
 } from '../core/watch-schemas.ts';
 import { codes, KEY_401, type Operation, PAID_502 } from './openapi-model.ts';
 
@@ -30,7 +31,7 @@ const TOKEN = [
 const NOT_FOUND = `${codes('watch_not_found')}: no watch with this id and token (one answer for an unknown id, a wrong or missing token and a deleted watch).`;
 
 const guarded = (
-  method: 'get' | 'delete',
+  method: 'get' | 'post' | 'delete',
   path: string,
   operationId: string,
   summary: string,
@@ -72,6 +73,7 @@ export const WATCH_OPERATIONS: readonly Operation[] = [
         'bad_webhook_url',
         'webhook_url_refused',
         'bad_events',
+        'host_opted_out',
       ),
       401: KEY_401,
       413: codes('body_too_large'),
@@ -95,6 +97,24 @@ export const WATCH_OPERATIONS: readonly Operation[] = [
   {
     ...guarded('get', '/v1/watches/{watch_id}', 'watch', 'A watch and its state.'),
     answer: WatchAnswerSchema,
+  },
+  {
+    ...guarded(
+      'post',
+      '/v1/watches/{watch_id}/resume',
+      'resumeWatch',
+      'Resumes a paused, stopped or opted-out watch: probed again, its undelivered events sent with their same webhook-id.',
+    ),
+    description:
+      'A watch is paused after 24 hours of failed deliveries, stopped by a 410 from its receiver, and opted out when ' +
+      'its host is put on the opt-out list. Resuming makes it active again (and, for a hosted key, billed again) ' +
+      'until its expiry; every event whose delivery was cancelled or given up is due again at once, with a fresh ' +
+      '24-hour retry window and the same webhook-id. Resuming an active watch changes nothing. No body.',
+    answer: WatchResumedSchema,
+    errors: {
+      404: NOT_FOUND,
+      409: `${codes('watch_expired', 'host_opted_out')}: the watch ran out its period, or its host is on the opt-out list.`,
+    },
   },
   {
     ...guarded('delete', '/v1/watches/{watch_id}', 'deleteWatch', 'Stops and deletes a watch.'),

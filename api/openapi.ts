@@ -1,5 +1,5 @@
 /**
- * `GET /openapi.json` (docs/api.md §4, §9.1): OpenAPI 3.1, version 0.43.0, generated from the operations table
+ * `GET /openapi.json` (docs/api.md §4, §9.1): OpenAPI 3.1, version 0.44.0, generated from the operations table
  * (`openapi-operations.ts`) and its valibot schemas. The lookup route is declared without security (docs/api.md §5.1);
  * the check and payment status accept service keys (`Authorization: Bearer` or `x-service-key`, docs/api.md §5.4) and
  * stay callable without one; the integrator's account and invoices require one. Each operation that sells through
@@ -45,13 +45,30 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
     paths[operation.path] = { ...paths[operation.path], [operation.method]: describe(operation) };
   }
   paths[MCP_PATH] = mcpPathItem();
-  // Watches are never listed: a GET of the collection is refused (api/routes/watches.ts).
+  // Watches are never listed, and a resume changes state: a GET of either is refused (api/routes/watches.ts).
   paths['/v1/watches'] = {
     ...paths['/v1/watches'],
     get: refusedOperation(
       'listWatches',
       'Refused: watches are not listed; make one with POST, read one by its id.',
     ),
+  };
+  paths['/v1/watches/{watch_id}/resume'] = {
+    ...paths['/v1/watches/{watch_id}/resume'],
+    get: {
+      ...refusedOperation(
+        'resumeWatchGet',
+        'Refused: resuming changes a watch; send POST with its x-watch-token.',
+      ),
+      parameters: [
+        {
+          name: 'watch_id',
+          in: 'path',
+          required: true,
+          schema: { type: 'string', pattern: '^wa-[0-9a-f]{32}$' },
+        },
+      ],
+    },
   };
   paths[OPENAPI_PATH] = {
     get: {

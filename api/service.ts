@@ -18,6 +18,7 @@ import { dataPaths } from '../io/data-paths.ts';
 import { createBadgeRenderer } from '../io/documents/badge-image.ts';
 import { type InboxHandler, watchInbox } from '../io/inbox.ts';
 import { loadSigningKeys, readJwks } from '../io/keys.ts';
+import { createOptOutSource, optOutPaths } from '../io/opt-out.ts';
 import { createProbeCache } from '../io/probe/probe-cache.ts';
 import { createProber, type Lookup, PROBE_BUDGET_MS, type Prober } from '../io/probe/prober.ts';
 import { spotcheckUserAgent } from '../io/probe/user-agent.ts';
@@ -256,7 +257,8 @@ function startWatcher(
       userAgent: spotcheckUserAgent(config.baseUrl),
       ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
     });
-  deps.watches = { store: parts.state.watches, poster, intervalSeconds: config.watchIntervalSeconds };
+  const optOut = createOptOutSource(optOutPaths(config.dataDir));
+  deps.watches = { store: parts.state.watches, poster, intervalSeconds: config.watchIntervalSeconds, optOut };
   const watcher = createWatcher({
     store: parts.state.watches,
     check: deps,
@@ -264,9 +266,11 @@ function startWatcher(
     baseUrl: config.baseUrl,
     random: deps.random,
     intervalSeconds: config.watchIntervalSeconds,
+    leaseMs: config.watchLeaseMs,
     jitter: Math.random,
     log: (line) => console.error(`[spotcheck] [watches] ${line}`),
     poster,
+    optOut,
     ...(overrides.watchTickMs === undefined ? {} : { tickMs: overrides.watchTickMs }),
   });
   watcher.start();

@@ -13,7 +13,7 @@ import { webhookHeaders } from '../core/webhook-signature.ts';
 import type { WebhookPoster } from '../io/probe/webhook-post.ts';
 import type { Delivery, WatchStore } from '../io/watches/port.ts';
 import { addressedEvent, type EventSigning } from './watch-events.ts';
-import { createHostLimiter } from './watch-hosts.ts';
+import { createHostLimiter, type HostLimiter } from './watch-hosts.ts';
 
 /** What the worker needs. */
 export type DeliveryDeps = EventSigning & {
@@ -37,25 +37,25 @@ export type WatchDeliverer = {
  */
 const LEASE_MS = 30_000;
 const ATTEMPT_TAKES_MS = 12_000;
-const BATCH = 100;
+/** Deliveries leased at once by one pass (the loop goes on at once after a full one: `api/watcher.ts`). */
+export const DELIVERY_BATCH = 500;
 
-/** Creates the worker. */
+/**
+ * Creates the worker. A pass reads the watches of all its deliveries at once, holds a receiver's slot only for the
+ * signing and the POST (the outcome is written after the slot is free), and gives up at once the deliveries of a
+ * watch that an answer of this pass stopped or paused.
+ */
 export function createWatchDeliverer(deps: DeliveryDeps): WatchDeliverer {
   const limiter = createHostLimiter(WATCH_LIMITS.deliveriesPerReceiver);
   return {
     async deliverDue() {
-      const due = await deps.store.claimDeliveries(deps.now().getTime(), LEASE_MS, BATCH);
+      const due = await deps.store.claimDeliveries(deps.now().getTime(), LEASE_MS, DELIVERY_BATCH);
+      const ended = new Set<string>();
       await Promise.all(
         due.map((d) =>
-          limiter
-            .run(receiverOf(d.webhookUrl), async () => {
-              if (deps.now().getTime() + ATTEMPT_TAKES_MS > d.leaseUntil) {
-                await deps.store.releaseDelivery(d.eventId, d.leaseUntil);
-                return;
-              }
-              await attempt(deps, d);
-            })
-            .catch((error: unknown) => deps.log(`delivery ${d.eventId} failed: ${String(error)}`)),
+          attempt(deps, d, limiter, ended).catch((error: unknown) =>
+            deps.log(`delivery ${d.eventId} failed: ${String(error)}`),
+          ),
         ),
       );
       return due.length;
@@ -68,21 +68,33 @@ function receiverOf(url: string): string {
 }
 
 /** One attempt of one delivery, and what its outcome does to the delivery and its watch. */
-async function attempt(deps: DeliveryDeps, delivery: Delivery): Promise<void> {
+async function attempt(
+  deps: DeliveryDeps,
+  delivery: Delivery,
+  limiter: HostLimiter,
+  ended: Set<string>,
+): Promise<void> {
   const watch = await deps.store.watch(delivery.watchId);
   if (watch === null || watch.status !== 'active') {
     await deps.store.giveUp(delivery.eventId, 'watch_not_active');
     return;
   }
-  const timestamp = Math.floor(deps.now().getTime() / 1000);
-  const headers = webhookHeaders(delivery.eventId, timestamp, delivery.body, deps.signer());
-  const result = await deps.poster.post(delivery.webhookUrl, headers, delivery.body);
+  const result = await limiter.run(receiverOf(delivery.webhookUrl), async () => {
+    if (ended.has(delivery.watchId)) return 'ended';
+    if (deps.now().getTime() + ATTEMPT_TAKES_MS > delivery.leaseUntil) return 'late';
+    const timestamp = Math.floor(deps.now().getTime() / 1000);
+    const headers = webhookHeaders(delivery.eventId, timestamp, delivery.body, deps.signer());
+    return deps.poster.post(delivery.webhookUrl, headers, delivery.body);
+  });
+  if (result === 'ended') return deps.store.giveUp(delivery.eventId, 'watch_not_active');
+  if (result === 'late') return deps.store.releaseDelivery(delivery.eventId, delivery.leaseUntil);
   if (result.kind === 'status' && result.status >= 200 && result.status < 300) {
     await deps.store.delivered(delivery.eventId);
     return;
   }
   const why = result.kind === 'status' ? `status_${result.status}` : result.detail;
   if (result.kind === 'status' && result.status === 410) {
+    ended.add(delivery.watchId);
     await deps.store.giveUp(delivery.eventId, why);
     await stopWatch(deps, delivery.watchId, 'stopped', why);
     return;
@@ -93,6 +105,7 @@ async function attempt(deps: DeliveryDeps, delivery: Delivery): Promise<void> {
     await deps.store.retryAt(delivery.eventId, delivery.attempts + 1, step.atMs, why);
     return;
   }
+  ended.add(delivery.watchId);
   await deps.store.giveUp(delivery.eventId, why);
   await stopWatch(deps, delivery.watchId, 'paused', why);
 }

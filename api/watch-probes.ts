@@ -17,6 +17,7 @@ import {
   type WatchState,
   type WatchTerms,
 } from '../core/watch-events.ts';
+import type { OptOutSource } from '../io/opt-out.ts';
 import type { ProbeCache } from '../io/probe/probe-cache.ts';
 import { PROBE_BUDGET_MS } from '../io/probe/prober.ts';
 import { hostOf } from '../io/store/port.ts';
@@ -25,6 +26,7 @@ import { type CheckDeps, type CheckDraft, draftCheck } from './check.ts';
 import type { CheckParams } from './params.ts';
 import { addressedEvent, type EventSigning } from './watch-events.ts';
 import { createHostLimiter } from './watch-hosts.ts';
+import { createOptOutGate, endpointOptedOut, optOutEndpoint } from './watch-opt-out.ts';
 
 /** What the watcher needs: the store, the check's own dependencies, the signing of events, the interval. */
 export type WatcherDeps = EventSigning & {
@@ -34,6 +36,12 @@ export type WatcherDeps = EventSigning & {
   /** Uniform in [0, 1): jitter of due times and of retries. */
   jitter: () => number;
   log: (line: string) => void;
+  /** Called once a probe's events are in the outbox (the watcher wakes its deliveries). */
+  recorded?: () => void;
+  /** The host opt-out list (`io/opt-out.ts`); none given, none applies. */
+  optOut?: OptOutSource;
+  /** A probe's lease (`WATCH_LEASE_MS`); default {@link PROBE_LEASE_MS}. */
+  leaseMs?: number;
 };
 
 /** The probing half of the watcher. */
@@ -56,25 +64,41 @@ export type WatchProber = {
  */
 export const PROBE_LEASE_MS = 15_000;
 const PROBE_TAKES_MS = 2 * PROBE_BUDGET_MS;
-const BATCH = 200;
+
+/**
+ * The most a probe may take within a lease of `leaseMs`: the probe's bound, or two thirds of a shorter lease (tests
+ * run with short leases; a probe slower than that is given back, or dropped by `finishProbe`, and tried again).
+ */
+function probeTakesMs(leaseMs: number): number {
+  return Math.min(PROBE_TAKES_MS, Math.floor((leaseMs * 2) / 3));
+}
+
+/** Endpoints leased at once by one pass (the loop goes on at once after a full one: `api/watcher.ts`). */
+export const PROBE_BATCH = 500;
 
 /** Creates the probing half of the watcher. */
 export function createWatchProber(deps: WatcherDeps): WatchProber {
   const limiter = createHostLimiter(WATCH_LIMITS.probesPerHost);
+  const optOutList = createOptOutGate(deps.optOut, deps.log);
+  const leaseMs = deps.leaseMs ?? PROBE_LEASE_MS;
+  const takesMs = probeTakesMs(leaseMs);
   return {
     async probeDue() {
-      const due = await deps.store.claimDue(deps.check.now().getTime(), PROBE_LEASE_MS, BATCH);
+      const optOut = await optOutList();
+      if (optOut === null) return 0;
+      const due = await deps.store.claimDue(deps.check.now().getTime(), leaseMs, PROBE_BATCH);
       await Promise.all(
         due.map((endpoint) =>
-          limiter
-            .run(hostOf(endpoint.url) ?? endpoint.url, async () => {
-              if (deps.check.now().getTime() + PROBE_TAKES_MS > endpoint.leaseUntil) {
-                await deps.store.releaseProbe(endpoint);
-                return;
-              }
-              await probeEndpoint(deps, endpoint);
-            })
-            .catch((error: unknown) => deps.log(`probe of ${endpoint.url} failed: ${String(error)}`)),
+          (endpointOptedOut(endpoint.url, optOut)
+            ? optOutEndpoint(deps, endpoint)
+            : limiter.run(hostOf(endpoint.url) ?? endpoint.url, async () => {
+                if (deps.check.now().getTime() + takesMs > endpoint.leaseUntil) {
+                  await deps.store.releaseProbe(endpoint);
+                  return;
+                }
+                await probeEndpoint(deps, endpoint);
+              })
+          ).catch((error: unknown) => deps.log(`probe of ${endpoint.url} failed: ${String(error)}`)),
         ),
       );
       return due.length;
@@ -120,6 +144,7 @@ async function probeEndpoint(deps: WatcherDeps, endpoint: DueEndpoint): Promise<
   const nextDueMs = nextProbeAt(deps.check.now().getTime(), deps.intervalSeconds, deps.jitter);
   const held = await deps.store.finishProbe(endpoint, { states, nextDueMs, events, nowMs: at.getTime() });
   if (!held) deps.log(`probe of ${endpoint.url} outlived its lease: its result is dropped`);
+  else if (events.length > 0) deps.recorded?.();
 }
 
 /** One check for watches sharing expectations: the next state, and their events (a receipt when it changed). */

@@ -62,4 +62,6 @@ export function isOptedOut(host: string, list: OptOutList): boolean {
 export const OPT_OUT_RULE =
   'A seller who asks not to be probed is put on the opt-out list by host name; the name and every name under it ' +
   'get no request from the crawl, the bazaar check or the watches from the next run on, and their listings are ' +
-  'left out of the run (counted in run.json opted_out). Ask through the contact on this page.';
+  'left out of the run (counted in run.json opted_out). A watch of a listed host is refused when made ' +
+  '(host_opted_out), and an existing one is not probed again after the list names its host: it turns opted_out, ' +
+  'with a signed watch_opted_out notice to its owner. Ask through the contact on this page.';

@@ -23,7 +23,7 @@ import { REPUTATION_FORMULA } from './reputation.ts';
 import { CRAWL_METHOD, DEDUPE_RULE, SKIP_PAGE_SIZE } from './skip-listing.ts';
 
 /** docs/api.md §9: the API description version. */
-export const API_VERSION = '0.43.0';
+export const API_VERSION = '0.44.0';
 
 /** The verdict each reason code comes with (docs/api.md §3.1). */
 export const REASON_VERDICT: Record<Reason, Verdict> = {

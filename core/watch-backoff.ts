@@ -31,11 +31,12 @@ export function nextRetry(
 }
 
 /**
- * The next due time of an endpoint probed at `nowMs`: the interval, jittered by ±10 % so that watches made
- * together do not probe together forever.
- * @example nextProbeAt(0, 600, () => 0.5) // 600000
+ * The next due time of an endpoint probed at `nowMs`: the interval shortened by up to 10 % at random, so that
+ * watches made together do not probe together forever. Never longer than the interval: a probe is promised within
+ * the interval plus 10 %, and that 10 % is the loop's margin for a busy moment (BENCHMARKS.md "watches-scale").
+ * @example nextProbeAt(0, 600, () => 0.5) // 570000
  */
 export function nextProbeAt(nowMs: number, intervalSeconds: number, random: () => number): number {
-  const spread = 0.9 + 0.2 * Math.min(Math.max(random(), 0), 1);
+  const spread = 0.9 + 0.1 * Math.min(Math.max(random(), 0), 1);
   return nowMs + Math.round(intervalSeconds * 1000 * spread);
 }

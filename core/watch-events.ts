@@ -17,8 +17,11 @@ export const WATCH_EVENT_TYPES = [
 /** A subscribable event. */
 export type WatchEventType = (typeof WATCH_EVENT_TYPES)[number];
 
-/** Events about the watch itself, recorded for the poll route only (never sent to the receiver that failed). */
-export type WatchNoticeType = 'watch_paused' | 'watch_stopped';
+/**
+ * Events about the watch itself, recorded for the poll route only: `watch_paused` and `watch_stopped` are never
+ * sent to the receiver that failed; `watch_opted_out` says its host asked not to be probed (the watch stops with it).
+ */
+export type WatchNoticeType = 'watch_paused' | 'watch_stopped' | 'watch_opted_out';
 
 /** The payment terms an observation read (null members where the 402 named none). */
 export type WatchTerms = {

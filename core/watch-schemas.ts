@@ -15,8 +15,11 @@ const about = <T extends v.GenericSchema>(schema: T, words: string) => v.pipe(sc
 /** Most events a page holds. */
 export const WATCH_EVENTS_PAGE_MAX = 100;
 
-/** A watch's state: `paused` after 24 hours of failed deliveries, `stopped` after a 410, `expired` after its period. */
-const WatchStatus = v.picklist(['active', 'paused', 'stopped', 'expired', 'deleted']);
+/**
+ * A watch's state: `paused` after 24 hours of failed deliveries, `stopped` after a 410, `opted_out` once its host is
+ * on the opt-out list, `expired` after its period. The first three can be resumed.
+ */
+const WatchStatus = v.picklist(['active', 'paused', 'stopped', 'opted_out', 'expired', 'deleted']);
 
 /** `GET /v1/watches/{watch_id}`: a watch as its owner sees it (never its token). */
 export const WatchAnswerSchema = v.looseObject({
@@ -44,6 +47,15 @@ export const WatchCreatedSchema = v.looseObject({
   ),
 });
 
+/** `POST /v1/watches/{watch_id}/resume`: the watch, active again, and how many undelivered events it will send. */
+export const WatchResumedSchema = v.looseObject({
+  ...WatchAnswerSchema.entries,
+  deliveries_requeued: about(
+    v.pipe(v.number(), v.integer(), v.minValue(0)),
+    'Events whose delivery the pause cancelled or gave up, due again now with their same webhook-id.',
+  ),
+});
+
 /** `DELETE /v1/watches/{watch_id}`. */
 export const WatchDeletedSchema = v.looseObject({ id: text, status: v.literal('deleted') });
 
@@ -57,7 +69,7 @@ export const WatchEventSchema = v.looseObject({
     v.pipe(text, v.regex(/^we-[0-9a-f]{32}$/)),
     'The event id; the webhook-id of every delivery of it.',
   ),
-  event: v.picklist([...WATCH_EVENT_TYPES, 'watch_paused', 'watch_stopped']),
+  event: v.picklist([...WATCH_EVENT_TYPES, 'watch_paused', 'watch_stopped', 'watch_opted_out']),
   watch_id: text,
   url: text,
   method: text,
@@ -107,6 +119,12 @@ export const WatchEventsQuerySchema = v.looseObject({
       'The `next` of the previous page.',
     ),
   ),
+});
+
+/** The `resume_watch` tool: a watch's id and token. */
+export const WatchResumeRequestSchema = v.looseObject({
+  watch_id: about(v.pipe(text, v.regex(/^wa-[0-9a-f]{32}$/)), 'The watch id create_watch answered.'),
+  token: about(v.pipe(text, v.minLength(1)), 'The management token create_watch answered (shown once).'),
 });
 
 /** The `watch_events` tool: a watch's id and token, and the page wanted. */

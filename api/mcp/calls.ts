@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { receiptUrlOf } from '../../core/receipt.ts';
 import { ReceiptRequestSchema, VerifyReceiptRequestSchema } from '../../core/request-schemas.ts';
 import { rulesDocument } from '../../core/rules.ts';
-import { WatchEventsRequestSchema } from '../../core/watch-schemas.ts';
+import { WatchEventsRequestSchema, WatchResumeRequestSchema } from '../../core/watch-schemas.ts';
 import { verifyReceipt } from '../../verify/verify.ts';
 import {
   type Caller,
@@ -92,7 +92,22 @@ async function runTool(
       return toolResultOf(await route({ method: 'POST', path: WATCHES, body: args, hosted: true }, payment));
     case 'watch_events':
       return watchEvents(args, route);
+    case 'resume_watch':
+      return resumeWatch(args, route);
   }
+}
+
+/** `resume_watch`: the resume route of the watch, with its token as the header the route reads. */
+async function resumeWatch(
+  args: Record<string, unknown>,
+  route: (call: RouteCall) => Promise<Response>,
+): Promise<CallToolResult> {
+  const parsed = v.safeParse(WatchResumeRequestSchema, args);
+  if (!parsed.success) return badArguments('Send watch_id (wa-…) and token.');
+  const { watch_id: id, token } = parsed.output;
+  return toolResultOf(
+    await route({ method: 'POST', path: `${WATCHES}/${id}/resume`, headers: { 'x-watch-token': token } }),
+  );
 }
 
 /** `watch_events`: the events route of the watch, with its token as the header the route reads. */

@@ -29,6 +29,8 @@ import {
   WatchCreatedSchema,
   WatchEventsPageSchema,
   WatchEventsRequestSchema,
+  WatchResumedSchema,
+  WatchResumeRequestSchema,
 } from '../../core/watch-schemas.ts';
 import { type JsonSchema, jsonSchemaOf } from '../json-schema.ts';
 
@@ -43,6 +45,7 @@ export const TOOL_NAMES = [
   'get_rules',
   'create_watch',
   'watch_events',
+  'resume_watch',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -59,6 +62,8 @@ type ToolSpec = {
   /** Every tool declares what it answers: MCP clients check `structuredContent` against it. */
   output: v.GenericSchema;
   paid: boolean;
+  /** A free tool that changes something (so not read-only). */
+  changes?: true;
 };
 
 const SPECS: Record<ToolName, ToolSpec> = {
@@ -160,6 +165,17 @@ const SPECS: Record<ToolName, ToolSpec> = {
     output: WatchEventsPageSchema,
     paid: false,
   },
+  resume_watch: {
+    description:
+      'Resume a watch that was paused (its webhook failed for 24 hours), stopped (its webhook answered 410) or ' +
+      'opted out (its host asked not to be probed, and has since left the list): it is probed again until its ' +
+      'expiry, and every event it could not deliver is sent again with its same webhook-id. Needs the watch id ' +
+      'and the token create_watch answered; deliveries_requeued says how many events will be sent. Free.',
+    input: WatchResumeRequestSchema,
+    output: WatchResumedSchema,
+    paid: false,
+    changes: true,
+  },
 };
 
 /** The `tools/list` answer, built once: schemas do not change while the service runs. */
@@ -172,7 +188,7 @@ export const TOOLS: Tool[] = TOOL_NAMES.map((name) => {
     outputSchema: outputSchemaOf(spec),
     annotations: {
       title: name.replace('_', ' '),
-      readOnlyHint: !spec.paid,
+      readOnlyHint: !spec.paid && spec.changes !== true,
       openWorldHint: name === 'check_endpoint' || name === 'payment_status',
     },
   };

@@ -3,8 +3,10 @@
  * (`ACCESS_POLICIES.watch`, `WATCH_LIMITS`) or made with an exempt key or a hosted key (billed per watch-month on
  * the integrator's invoice, not as a hosted use); the answer shows the management
  * token once. `GET`/`DELETE /v1/watches/{id}` and `GET /v1/watches/{id}/events` need that token
- * (`x-watch-token`); anyone without it gets the same 404 whether or not the watch exists. Bad input, and a URL or
- * webhook URL the SSRF gate refuses, is a 400 before any payment is asked for or taken.
+ * (`x-watch-token`), as does `POST /v1/watches/{id}/resume` (a paused, stopped or opted-out watch made active again,
+ * its undelivered events sent with their same ids); anyone without it gets the same 404 whether or not the watch
+ * exists. Bad input, a URL or webhook URL the SSRF gate refuses, and a watched host on the opt-out list are a 400
+ * before any payment is asked for or taken.
  */
 import type { H3, H3Event } from 'h3';
 import { parseInput } from '../../core/input-codes.ts';
@@ -22,6 +24,7 @@ import type { AppDeps } from '../deps.ts';
 import { apiError, errorResponse } from '../errors.ts';
 import { queryOf } from '../query.ts';
 import { newWatchId } from '../watch-events.ts';
+import { endpointOptedOut } from '../watch-opt-out.ts';
 import { newWatchToken, tokenMatches, WATCH_TOKEN_HEADER } from '../watch-tokens.ts';
 
 const PATH = '/v1/watches';
@@ -59,6 +62,19 @@ export function watchRoutes(app: H3, deps: AppDeps): void {
     await watches.store.setStatus(watch.id, 'deleted', deps.now().getTime());
     return { id: watch.id, status: 'deleted' };
   });
+  app.get(`${PATH}/:id/resume`, () =>
+    errorResponse(405, 'method_not_allowed', 'Resume a watch with POST and its x-watch-token.', {
+      allow: 'POST',
+    }),
+  );
+  app.post(`${PATH}/:id/resume`, async (event) => {
+    const watch = await owned(event, deps);
+    const nowMs = deps.now().getTime();
+    await resumable(deps, watch, nowMs);
+    const requeued = await watches.store.resume(watch.id, nowMs);
+    const resumed = (await watches.store.watch(watch.id)) ?? watch;
+    return { ...watchView(deps, resumed), deliveries_requeued: requeued };
+  });
   app.get(`${PATH}/:id/events`, async (event) => {
     const watch = await owned(event, deps);
     const { limit, before } = pageOf(queryOf(event));
@@ -72,10 +88,43 @@ export function watchRoutes(app: H3, deps: AppDeps): void {
   });
 }
 
-/** The input, with both URLs through the SSRF gate (DNS included); a 400 before anything is metered or sold. */
+/**
+ * Why a watch that is not active may not be made active again: it ran out its period, or its host is on the
+ * opt-out list (a 409 that says so); nothing when it may.
+ */
+async function resumable(deps: AppDeps, watch: WatchRow, nowMs: number): Promise<void> {
+  if (watch.expiresAtMs <= nowMs) {
+    throw apiError(409, 'watch_expired', 'This watch ran out its period; make a new one.');
+  }
+  if (watch.status !== 'active' && (await optedOut(deps, watch.url))) {
+    throw apiError(
+      409,
+      'host_opted_out',
+      'The host of this endpoint asked not to be probed; it cannot be watched.',
+    );
+  }
+}
+
+/** Whether the host of `url` is on the opt-out list as it stands (the last list read whole). */
+async function optedOut(deps: AppDeps, url: string): Promise<boolean> {
+  const source = deps.watches?.optOut;
+  return source !== undefined && endpointOptedOut(url, (await source.read()).list);
+}
+
+/**
+ * The input, with both URLs through the SSRF gate (DNS included) and the watched host off the opt-out list; a 400
+ * before anything is metered or sold.
+ */
 async function checkedInput(deps: AppDeps, raw: unknown): Promise<WatchInput> {
   const parsed = parseInput(WatchInputSchema, raw);
   if (!parsed.ok) throw apiError(400, parsed.code, parsed.message);
+  if (await optedOut(deps, parsed.value.url.url)) {
+    throw apiError(
+      400,
+      'host_opted_out',
+      'The host of this endpoint asked not to be probed; it cannot be watched.',
+    );
+  }
   const gate = deps.watches?.poster.gate;
   if (!gate) throw new Error('[spotcheck] [watches] no gate');
   const target = await gate(parsed.value.url.url);

@@ -4,16 +4,17 @@
  * write-ahead log and survives a SIGKILL. `':memory:'` gives a store that forgets (tests).
  */
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import { select } from '../duckdb/query.ts';
+import { CHUNK, select } from '../duckdb/query.ts';
 import {
-  deliveryOf,
-  eventOf,
-  statesOf,
-  WATCH_COLUMNS,
-  watchMonthsOf,
-  watchOf,
-  watchValues,
-} from './_rows.ts';
+  activeWatchesMany,
+  claimDeliveriesOnce,
+  claimDueOnce,
+  coalesced,
+  deliveredMany,
+  quietFinishMany,
+  watchesMany,
+} from './_duckdb-batch.ts';
+import { eventOf, WATCH_COLUMNS, watchMonthsOf, watchOf, watchValues } from './_rows.ts';
 import type { NewEvent, WatchStore } from './port.ts';
 
 const SCHEMA = `
@@ -51,6 +52,15 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
   const rows = (sql: string, values: DuckDBValue[] = []) => serial(() => select(db, sql, values));
   const run = (sql: string, values: DuckDBValue[] = []) =>
     serial(() => db.run(sql, values)).then(() => undefined);
+  // The calls the watcher makes many at a time share one statement and one commit (`_duckdb-batch.ts`).
+  const activeWatches = coalesced(serial, (asks: Array<{ url: string; method: string; nowMs: number }>) =>
+    activeWatchesMany(db, asks),
+  );
+  const quietFinish = coalesced(serial, (done: Parameters<typeof quietFinishMany>[1]) =>
+    quietFinishMany(db, done),
+  );
+  const watchById = coalesced(serial, (ids: string[]) => watchesMany(db, ids));
+  const markDelivered = coalesced(serial, (ids: string[]) => deliveredMany(db, ids));
 
   return {
     createWatch: (row, nowMs) =>
@@ -66,10 +76,7 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
           );
         }),
       ),
-    watch: async (id) => {
-      const [row] = await rows('SELECT * FROM watches WHERE id = ?', [id]);
-      return row ? watchOf(row) : null;
-    },
+    watch: (id) => watchById(id),
     setStatus: (id, status, nowMs) =>
       serial(() =>
         transaction(db, async () => {
@@ -83,13 +90,26 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
           }
         }),
       ),
-    activeWatchesOf: async (url, method, nowMs) =>
-      (
-        await rows(
-          "SELECT * FROM watches WHERE url = ? AND method = ? AND status = 'active' AND expires_at > ? ORDER BY id",
-          [url, method, nowMs],
-        )
-      ).map(watchOf),
+    resume: (id, nowMs) =>
+      serial(async () => {
+        const [row] = await select(db, 'SELECT status FROM watches WHERE id = ?', [id]);
+        if (!row || row.status === 'active' || row.status === 'deleted') return 0;
+        const [back] = await select(
+          db,
+          "SELECT count(*) AS n FROM watch_outbox WHERE watch_id = ? AND state IN ('cancelled', 'failed')",
+          [id],
+        );
+        await transaction(db, async () => {
+          await db.run("UPDATE watches SET status = 'active', ended_at = NULL WHERE id = ?", [id]);
+          await db.run(
+            `UPDATE watch_outbox SET state = 'pending', attempts = 0, first_due = ?, next_attempt = ?, lease_until = 0
+             WHERE watch_id = ? AND state IN ('cancelled', 'failed')`,
+            [nowMs, nowMs, id],
+          );
+        });
+        return Number(back?.n ?? 0);
+      }),
+    activeWatchesOf: (url, method, nowMs) => activeWatches({ url, method, nowMs }),
     watchesOfIntegrator: async (integrator) =>
       (
         await rows(
@@ -107,50 +127,40 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
           [new Date(endMs).toISOString(), startMs],
         ),
       ),
-    claimDue: (nowMs, leaseMs, limit) =>
-      serial(async () => {
-        const due = await select(
-          db,
-          `SELECT e.url, e.method, e.states FROM watch_endpoints e
-           WHERE e.next_due <= ? AND e.lease_until <= ? AND EXISTS (SELECT 1 FROM watches w
-             WHERE w.url = e.url AND w.method = e.method AND w.status = 'active' AND w.expires_at > ?)
-           ORDER BY e.next_due LIMIT ?`,
-          [nowMs, nowMs, nowMs, limit],
-        );
-        for (const r of due) {
-          await db.run('UPDATE watch_endpoints SET lease_until = ? WHERE url = ? AND method = ?', [
-            nowMs + leaseMs,
-            String(r.url),
-            String(r.method),
-          ]);
-        }
-        return due.map((r) => ({
-          url: String(r.url),
-          method: String(r.method) as 'GET' | 'POST',
-          states: statesOf(r.states),
-          leaseUntil: nowMs + leaseMs,
-        }));
-      }),
+    claimDue: (nowMs, leaseMs, limit) => serial(() => claimDueOnce(db, nowMs, leaseMs, limit)),
     finishProbe: (endpoint, result) =>
-      serial(async () => {
-        const [held] = await select(
-          db,
-          'SELECT 1 AS held FROM watch_endpoints WHERE url = ? AND method = ? AND lease_until = ?',
-          [endpoint.url, endpoint.method, endpoint.leaseUntil],
-        );
-        if (!held) return false;
-        await transaction(db, async () => {
-          await insertEvents(db, result.events, result.nowMs);
-          for (const e of result.events.filter((x) => x.event === 'watch_expiring')) {
-            await db.run('UPDATE watches SET expiring_sent = true WHERE id = ?', [e.watchId]);
-          }
-          await db.run(
-            'UPDATE watch_endpoints SET states = ?, next_due = ?, lease_until = 0 WHERE url = ? AND method = ?',
-            [JSON.stringify(result.states), result.nextDueMs, endpoint.url, endpoint.method],
-          );
-        });
-        return true;
-      }),
+      // A probe that made no event only moves its schedule: many of those share one commit.
+      result.events.length === 0
+        ? quietFinish({ endpoint, result })
+        : serial(async () => {
+            const [held] = await select(
+              db,
+              'SELECT 1 AS held FROM watch_endpoints WHERE url = ? AND method = ? AND lease_until = ?',
+              [endpoint.url, endpoint.method, endpoint.leaseUntil],
+            );
+            if (!held) return false;
+            await transaction(db, async () => {
+              await insertEvents(db, result.events, result.nowMs);
+              for (const e of result.events.filter((x) => x.event === 'watch_expiring')) {
+                await db.run('UPDATE watches SET expiring_sent = true WHERE id = ?', [e.watchId]);
+              }
+              for (const e of result.events.filter((x) => x.event === 'watch_opted_out')) {
+                await db.run(
+                  "UPDATE watches SET status = 'opted_out', ended_at = coalesce(ended_at, ?) WHERE id = ? AND status = 'active'",
+                  [result.nowMs, e.watchId],
+                );
+                await db.run(
+                  "UPDATE watch_outbox SET state = 'cancelled' WHERE watch_id = ? AND state = 'pending'",
+                  [e.watchId],
+                );
+              }
+              await db.run(
+                'UPDATE watch_endpoints SET states = ?, next_due = ?, lease_until = 0 WHERE url = ? AND method = ?',
+                [JSON.stringify(result.states), result.nextDueMs, endpoint.url, endpoint.method],
+              );
+            });
+            return true;
+          }),
     releaseProbe: (endpoint) =>
       run('UPDATE watch_endpoints SET lease_until = 0 WHERE url = ? AND method = ? AND lease_until = ?', [
         endpoint.url,
@@ -166,29 +176,13 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
           page.beforeSeq === null ? [watchId, page.limit] : [watchId, page.beforeSeq, page.limit],
         )
       ).map(eventOf),
-    claimDeliveries: (nowMs, leaseMs, limit) =>
-      serial(async () => {
-        const due = await select(
-          db,
-          `SELECT * FROM watch_outbox WHERE state = 'pending' AND next_attempt <= ? AND lease_until <= ?
-           ORDER BY next_attempt LIMIT ?`,
-          [nowMs, nowMs, limit],
-        );
-        for (const r of due) {
-          await db.run('UPDATE watch_outbox SET lease_until = ? WHERE event_id = ?', [
-            nowMs + leaseMs,
-            String(r.event_id),
-          ]);
-        }
-        return due.map((r) => ({ ...deliveryOf(r), leaseUntil: nowMs + leaseMs }));
-      }),
+    claimDeliveries: (nowMs, leaseMs, limit) => serial(() => claimDeliveriesOnce(db, nowMs, leaseMs, limit)),
     releaseDelivery: (eventId, leaseUntil) =>
       run('UPDATE watch_outbox SET lease_until = 0 WHERE event_id = ? AND lease_until = ?', [
         eventId,
         leaseUntil,
       ]),
-    delivered: (eventId) =>
-      run("UPDATE watch_outbox SET state = 'delivered', lease_until = 0 WHERE event_id = ?", [eventId]),
+    delivered: (eventId) => markDelivered(eventId),
     retryAt: (eventId, attempts, atMs, error) =>
       run(
         'UPDATE watch_outbox SET attempts = ?, next_attempt = ?, lease_until = 0, last_error = ? WHERE event_id = ?',
@@ -213,28 +207,37 @@ export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
 
 /** Inserts events and the deliveries of those with a webhook (the caller holds the queue and a transaction). */
 async function insertEvents(db: DuckDBConnection, events: NewEvent[], nowMs: number): Promise<void> {
-  for (const e of events) {
-    await db.run('INSERT INTO watch_events (id, watch_id, event, occurred_at, body) VALUES (?, ?, ?, ?, ?)', [
-      e.id,
-      e.watchId,
-      e.event,
-      e.occurredAt,
-      e.body,
-    ]);
-    if (e.webhookUrl === null) continue;
-    await db.run("INSERT INTO watch_outbox VALUES (?, ?, ?, ?, 0, ?, ?, 0, 'pending', NULL)", [
-      e.id,
-      e.watchId,
-      e.webhookUrl,
-      e.body,
-      nowMs,
-      nowMs,
-    ]);
+  // Multi-row statements: a change of a big host's wallet makes thousands of events in one probe.
+  for (const part of chunks(events)) {
+    await db.run(
+      `INSERT INTO watch_events (id, watch_id, event, occurred_at, body) VALUES ${rowsOf(part.length, 5)}`,
+      part.flatMap((e) => [e.id, e.watchId, e.event, e.occurredAt, e.body]),
+    );
+    const sent = part.filter((e) => e.webhookUrl !== null);
+    if (sent.length === 0) continue;
+    await db.run(
+      `INSERT INTO watch_outbox (event_id, watch_id, webhook_url, body, first_due, next_attempt, attempts,
+         lease_until, state, last_error) VALUES ${rowsOf(sent.length, 6, ", 0, 0, 'pending', NULL")}`,
+      sent.flatMap((e) => [e.id, e.watchId, e.webhookUrl, e.body, nowMs, nowMs]),
+    );
   }
+}
+
+/** `(?, …), (?, …)` for `rows` rows of `width` bound values, each row ending with the literal `tail`. */
+function rowsOf(rows: number, width: number, tail = ''): string {
+  return Array(rows)
+    .fill(`(${placeholders(width)}${tail})`)
+    .join(', ');
 }
 
 function placeholders(n: number): string {
   return Array(n).fill('?').join(', ');
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
 }
 
 /** Runs `work` as one transaction on `db` (the caller holds the serial queue). */

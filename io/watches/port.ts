@@ -17,8 +17,11 @@ export type WatchOwner =
   | { kind: 'hosted'; integrator: string; keyId: string }
   | { kind: 'exempt'; name: string };
 
-/** `active` watches are probed and deliver; `paused` after 24 h of failed deliveries; `stopped` after a 410. */
-export type WatchStatus = 'active' | 'paused' | 'stopped' | 'deleted';
+/**
+ * `active` watches are probed and deliver; `paused` after 24 h of failed deliveries; `stopped` after a 410;
+ * `opted_out` once the host of its endpoint is on the opt-out list.
+ */
+export type WatchStatus = 'active' | 'paused' | 'stopped' | 'opted_out' | 'deleted';
 
 /** One watch as stored. `tokenHash` is the sha256 (hex) of its management token; the token itself is never kept. */
 export type WatchRow = {
@@ -87,6 +90,14 @@ export type WatchStore = {
    * active span at `nowMs` (what {@link WatchStore.watchMonths} bills).
    */
   setStatus(id: string, status: WatchStatus, nowMs: number): Promise<void>;
+  /**
+   * Makes a watch that is not active (paused, stopped, opted out) active again, in one transaction: its active span
+   * starts again (`ended_at` cleared, so the months it is active in are billed), and every delivery of it that was
+   * cancelled or given up is pending again, due at `nowMs` with a fresh backoff window and its same event id (the
+   * same `webhook-id`). Resolves with the number of deliveries put back; 0 for an active or deleted watch, which it
+   * leaves as they are.
+   */
+  resume(id: string, nowMs: number): Promise<number>;
   /** The active, unexpired watches of one endpoint. */
   activeWatchesOf(url: string, method: HttpMethod, nowMs: number): Promise<WatchRow[]>;
   /** The watches a hosted integrator made (any status but deleted), newest first. */
@@ -100,7 +111,8 @@ export type WatchStore = {
   claimDue(nowMs: number, leaseMs: number, limit: number): Promise<DueEndpoint[]>;
   /**
    * Ends a probe, in one transaction and only while `endpoint.leaseUntil` is still its lease: records the events
-   * and their deliveries (acknowledged into the outbox), marks the watches of its `watch_expiring` events, stores
+   * and their deliveries (acknowledged into the outbox), marks the watches of its `watch_expiring` events, puts
+   * those of its `watch_opted_out` notices in status `opted_out` (as {@link WatchStore.setStatus} would), stores
    * the states and the next due time, and releases the lease. Resolves false, having written nothing, when the
    * lease ran out and another instance may have taken the endpoint: its probe, not this one, tells the watches.
    */

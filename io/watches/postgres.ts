@@ -46,6 +46,17 @@ export function postgresWatchStore(sql: Sql): WatchStore {
         }
       });
     },
+    resume: (id, nowMs) =>
+      sql.begin(async (tx) => {
+        const [row] = await tx`SELECT status FROM watches WHERE id = ${id} FOR UPDATE`;
+        if (!row || row.status === 'active' || row.status === 'deleted') return 0;
+        await tx`UPDATE watches SET status = 'active', ended_at = NULL WHERE id = ${id}`;
+        const back =
+          await tx`UPDATE watch_outbox SET state = 'pending', attempts = 0, first_due = ${big(nowMs)},
+          next_attempt = ${big(nowMs)}, lease_until = 0
+          WHERE watch_id = ${id} AND state IN ('cancelled', 'failed') RETURNING event_id`;
+        return back.length;
+      }),
     async activeWatchesOf(url, method, nowMs) {
       const rows = await sql`SELECT * FROM watches WHERE url = ${url} AND method = ${method}
         AND status = 'active' AND expires_at > ${big(nowMs)} ORDER BY id`;
@@ -92,6 +103,13 @@ export function postgresWatchStore(sql: Sql): WatchStore {
         const expiring = result.events.filter((e) => e.event === 'watch_expiring').map((e) => e.watchId);
         if (expiring.length > 0)
           await tx`UPDATE watches SET expiring_sent = true WHERE id = ANY(${expiring})`;
+        const optedOut = result.events.filter((e) => e.event === 'watch_opted_out').map((e) => e.watchId);
+        if (optedOut.length > 0) {
+          await tx`UPDATE watches SET status = 'opted_out', ended_at = coalesce(ended_at, ${big(result.nowMs)})
+            WHERE id = ANY(${optedOut}) AND status = 'active'`;
+          await tx`UPDATE watch_outbox SET state = 'cancelled'
+            WHERE watch_id = ANY(${optedOut}) AND state = 'pending'`;
+        }
         return true;
       }),
     async releaseProbe(endpoint) {

@@ -72,7 +72,7 @@ const httpCheck = (ip: string, n: number) =>
   });
 
 describe('tools/list', () => {
-  it('lists the nine tools, each with a description and object input and output schemas', async () => {
+  it('lists the ten tools, each with a description and object input and output schemas', async () => {
     const { tools } = await (await connect('198.51.100.1')).listTools();
     expect(tools.map((tool) => tool.name)).toEqual([
       'check_endpoint',
@@ -84,6 +84,7 @@ describe('tools/list', () => {
       'get_rules',
       'create_watch',
       'watch_events',
+      'resume_watch',
     ]);
     for (const tool of tools) {
       expect(tool.description?.length).toBeGreaterThan(40);
@@ -269,6 +270,18 @@ describe('watches', () => {
     expect(stranger.isError).toBe(true);
     expect(textOf(stranger)).toMatchObject({ error: { code: 'watch_not_found' } });
     expect((await call(client, 'watch_events', { watch_id: 'nope', token: 'x' })).isError).toBe(true);
+    // resume_watch: an active watch is left as it is; a stranger gets the one 404.
+    const resumed = await call(client, 'resume_watch', { watch_id: watch.id, token: watch.token });
+    expect(resumed.isError, JSON.stringify(resumed.content)).toBeFalsy();
+    expect(holds('resume_watch', resumed)).toBe(true);
+    expect(resumed.structuredContent).toMatchObject({
+      id: watch.id,
+      status: 'active',
+      deliveries_requeued: 0,
+    });
+    const notMine = await call(client, 'resume_watch', { watch_id: watch.id, token: 'wt_wrong' });
+    expect(textOf(notMine)).toMatchObject({ error: { code: 'watch_not_found' } });
+    expect(tools.find((tool) => tool.name === 'resume_watch')?.annotations?.readOnlyHint).toBe(false);
   });
 });
 

@@ -77,7 +77,7 @@ describe('the document', () => {
   it('passes an independent OpenAPI validator', async () => {
     const result = await validate(structuredClone(doc) as never);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
-    expect(doc).toMatchObject({ openapi: '3.1.0', info: { version: '0.43.0' } });
+    expect(doc).toMatchObject({ openapi: '3.1.0', info: { version: '0.44.0' } });
   });
 
   it('declares lookup without security, and service keys (bearer or x-service-key) on check and payment status', () => {

@@ -72,6 +72,13 @@ describe('POST /v1/watches input', () => {
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
   });
 
+  it('answers a GET of a resume 405, naming POST: resuming changes state', async () => {
+    const response = await get(`/v1/watches/wa-${'0'.repeat(32)}/resume`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
+  });
+
   it('asks a caller without a key to pay for a good watch', async () => {
     const response = await post({ url: seller.url });
     expect(response.status).toBe(402);
@@ -306,6 +313,226 @@ describe('an endpoint that goes down and comes back', () => {
       });
     } finally {
       await flaky.close();
+      await hooks.close();
+    }
+  });
+});
+
+const W3 = '0x7a11000000000000000000000000000000000003';
+
+/** A watch's signed events as the poll route gives them. */
+const eventsOfWatch = async (watch: { id: string; token: string }) =>
+  (
+    (await (await get(`/v1/watches/${watch.id}/events`, watch.token)).json()) as {
+      events: Array<Record<string, unknown> & { id: string; event: string }>;
+    }
+  ).events;
+const statusOf = async (watch: { id: string; token: string }) =>
+  ((await (await get(`/v1/watches/${watch.id}`, watch.token)).json()) as { status: string }).status;
+const resume = (id: string, token?: string) =>
+  appFetch(spot.service, `/v1/watches/${id}/resume`, {
+    method: 'POST',
+    headers: token === undefined ? {} : { 'x-watch-token': token },
+  });
+
+describe('a paused watch', () => {
+  it('is resumed by its owner only, sends the undelivered event with its same webhook-id, and is probed again', async () => {
+    const flaky = await startSwitchableSeller(W1);
+    const hooks = await startReceiver(500);
+    try {
+      const made = await post(
+        { url: flaky.url, webhook_url: hooks.url, events: ['terms_changed'] },
+        { 'x-service-key': EXEMPT_SECRET },
+      );
+      const watch = (await made.json()) as { id: string; token: string };
+      // The seller answers the first probe with its first wallet before the test changes it.
+      await waitFor(() => flaky.probes.length > 0, { what: 'the baseline probe' });
+      flaky.wallet.payTo = W2;
+      const first = await waitFor(() => hooks.received[0], { what: 'the first attempt' });
+      expect(first.answered).toBe(500);
+      // A day of failures later the delivery gives up and the watch is paused.
+      offset += 25 * 3_600_000;
+      await waitFor(async () => (await statusOf(watch)) === 'paused', { what: 'the watch to pause' });
+      expect((await eventsOfWatch(watch)).map((e) => e.event)).toEqual(['watch_paused', 'terms_changed']);
+
+      // Strangers get the one 404, and nothing changes.
+      for (const token of [undefined, 'wt_wrong', `${watch.token}x`]) {
+        const answer = await resume(watch.id, token);
+        expect(answer.status).toBe(404);
+        expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('watch_not_found');
+      }
+      expect((await resume(`wa-${'0'.repeat(32)}`, watch.token)).status).toBe(404);
+      expect(await statusOf(watch)).toBe('paused');
+
+      hooks.answer.status = 200;
+      const resumed = await resume(watch.id, watch.token);
+      expect(resumed.status).toBe(200);
+      expect(await resumed.json()).toMatchObject({ id: watch.id, status: 'active', deliveries_requeued: 1 });
+      const again = await waitFor(() => hooks.received.find((r) => r.answered === 200), {
+        what: 'the undelivered event after the resume',
+      });
+      expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+      expect(again.body).toBe(first.body);
+
+      // Probed again: the next change is told.
+      flaky.wallet.payTo = W3;
+      const next = await waitFor(
+        () =>
+          hooks.received.find(
+            (r) => r.answered === 200 && r.headers['webhook-id'] !== again.headers['webhook-id'],
+          ),
+        { what: 'the next change after the resume' },
+      );
+      expect(JSON.parse(next.body)).toMatchObject({ event: 'terms_changed', after: { pay_to: W3 } });
+      // Resuming an active watch changes nothing.
+      const twice = await resume(watch.id, watch.token);
+      expect(await twice.json()).toMatchObject({ status: 'active', deliveries_requeued: 0 });
+    } finally {
+      await flaky.close();
+      await hooks.close();
+    }
+  });
+});
+
+describe('a watched host that opts out', () => {
+  it('is refused for new watches, no longer probed for existing ones (opted_out, with a notice), resumable once it leaves the list', async () => {
+    const quiet = await startSwitchableSeller(W1);
+    const control = await startSwitchableSeller(W1);
+    const list = join(spot.dataDir, 'opt-out.json');
+    const host = new URL(quiet.url).host;
+    try {
+      const made = await post({ url: quiet.url }, { 'x-service-key': EXEMPT_SECRET });
+      const watch = (await made.json()) as { id: string; token: string };
+      await post({ url: control.url }, { 'x-service-key': EXEMPT_SECRET });
+      await waitFor(() => quiet.probes.length > 0 && control.probes.length > 0, {
+        what: 'both first probes',
+      });
+
+      await writeFile(list, JSON.stringify({ schema: 1, hosts: [host] }));
+      const refused = await waitFor(
+        async () => {
+          const answer = await post({ url: `${quiet.url}?other` }, { 'x-service-key': EXEMPT_SECRET });
+          return answer.status === 400 ? ((await answer.json()) as { error: { code: string } }) : null;
+        },
+        { what: 'a new watch of the listed host refused' },
+      );
+      expect(refused.error.code).toBe('host_opted_out');
+      // Refused before any payment is asked for.
+      const unpaid = await post({ url: quiet.url });
+      expect(unpaid.status).toBe(400);
+
+      await waitFor(
+        async () => {
+          offset += 1_200;
+          return (await statusOf(watch)) === 'opted_out';
+        },
+        { what: 'the watch to be opted out' },
+      );
+      const [notice, ...earlier] = await eventsOfWatch(watch);
+      expect(earlier).toEqual([]);
+      expect(notice).toMatchObject({ event: 'watch_opted_out', watch_id: watch.id, after: { host } });
+      const jwks = (await (await appFetch(spot.service, '/.well-known/jwks.json')).json()) as {
+        keys: Array<{ kid: string; x: string }>;
+      };
+      await verifySignedEvent(JSON.stringify(notice), jwks);
+      // The other host is probed three more times; the listed one never again.
+      const probed = quiet.probes.length;
+      const seen = control.probes.length;
+      await waitFor(
+        () => {
+          offset += 1_200;
+          return control.probes.length >= seen + 3;
+        },
+        { what: 'three more probes of the other host' },
+      );
+      expect(quiet.probes.length).toBe(probed);
+      const blocked = await resume(watch.id, watch.token);
+      expect(blocked.status).toBe(409);
+      expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('host_opted_out');
+
+      await writeFile(list, JSON.stringify({ schema: 1, hosts: [] }));
+      const back = await waitFor(
+        async () => {
+          const answer = await resume(watch.id, watch.token);
+          return answer.status === 200 ? ((await answer.json()) as { status: string }) : null;
+        },
+        { what: 'the resume once the host left the list' },
+      );
+      expect(back.status).toBe('active');
+      await waitFor(
+        () => {
+          offset += 1_200;
+          return quiet.probes.length > probed;
+        },
+        { what: 'a probe of the resumed watch' },
+      );
+    } finally {
+      await writeFile(list, JSON.stringify({ schema: 1, hosts: [] }));
+      await quiet.close();
+      await control.close();
+    }
+  });
+});
+
+describe('a watch near its end', () => {
+  it('gets one signed watch_expiring through the running loop, on the events route and at its webhook, never a second', async () => {
+    const near = await startSwitchableSeller(W1);
+    const hooks = await startReceiver(200);
+    try {
+      const made = await post({ url: near.url, webhook_url: hooks.url }, { 'x-service-key': EXEMPT_SECRET });
+      expect(made.status).toBe(201);
+      const watch = (await made.json()) as { id: string; token: string; expires_at: string };
+      const eventsOf = async () =>
+        (
+          (await (await get(`/v1/watches/${watch.id}/events`, watch.token)).json()) as {
+            events: Array<Record<string, unknown>>;
+          }
+        ).events;
+      await waitFor(() => near.probes.length > 0, { what: 'the baseline probe' });
+      // Nothing to say while the end is further off than the notice period.
+      expect(await eventsOf()).toEqual([]);
+      // Step the service's clock to an hour inside the 72-hour notice period; the loop is left to find it.
+      const expiresMs = Date.parse(watch.expires_at);
+      offset += expiresMs - 71 * 3_600_000 - now().getTime();
+      const delivered = await waitFor(() => hooks.received.find((r) => r.answered === 200), {
+        what: 'the watch_expiring webhook',
+      });
+      const jwks = (await (await appFetch(spot.service, '/.well-known/jwks.json')).json()) as {
+        keys: Array<{ kid: string; x: string }>;
+      };
+      const sent = await verifyDelivery(delivered, jwks);
+      expect(sent).toMatchObject({
+        type: 'watch-event',
+        event: 'watch_expiring',
+        watch_id: watch.id,
+        receipt_id: null,
+        after: { expires_at: watch.expires_at },
+      });
+      expect(delivered.headers['webhook-id']).toBe(sent.id);
+      const [polled, ...others] = await eventsOf();
+      expect(others).toEqual([]);
+      expect(polled).toEqual(sent);
+      expect(await verifySignedEvent(JSON.stringify(polled), jwks)).toEqual(sent);
+
+      // Three more probes of the endpoint, each an interval later: none says it again.
+      const seen = near.probes.length;
+      await waitFor(
+        () => {
+          offset += 1_200;
+          return near.probes.length >= seen + 3;
+        },
+        { what: 'three more probes of the endpoint' },
+      );
+      // A second event would be on the poll route: it is recorded with its delivery, in one transaction.
+      expect((await eventsOf()).map((e) => e.event)).toEqual(['watch_expiring']);
+      expect(hooks.received).toHaveLength(1);
+      // Past its end it cannot be resumed.
+      offset += 72 * 3_600_000;
+      const late = await resume(watch.id, watch.token);
+      expect(late.status).toBe(409);
+      expect(((await late.json()) as { error: { code: string } }).error.code).toBe('watch_expired');
+    } finally {
+      await near.close();
       await hooks.close();
     }
   });

@@ -143,6 +143,35 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
       expect((await store(0).watch('wa-l'))?.expiringSent).toBe(true);
     });
 
+    it('puts the watches of a probe’s watch_opted_out notices out of the schedule, in the same transaction', async () => {
+      await store(0).createWatch(watchRow('wa-o1'), T0);
+      await store(0).createWatch(watchRow('wa-o2', { webhookUrl: null }), T0);
+      await store(0).record([event('we-before', 'wa-o1')], T0);
+      const [endpoint] = await store(1).claimDue(T0, 15_000, 10);
+      const notice = (watchId: string) => ({
+        ...event(`we-n-${watchId}`, watchId, null),
+        event: 'watch_opted_out',
+      });
+      const result = {
+        states: {},
+        nextDueMs: T0 + 600_000,
+        events: [notice('wa-o1'), notice('wa-o2')],
+        nowMs: T0 + 1_000,
+      };
+      expect(await store(1).finishProbe(endpoint as DueEndpoint, result)).toBe(true);
+      for (const id of ['wa-o1', 'wa-o2']) expect((await store(2).watch(id))?.status).toBe('opted_out');
+      expect(await store(2).activeWatchesOf('https://seller.example/api', 'GET', T0 + DAY)).toEqual([]);
+      expect(await store(0).claimDue(T0 + DAY, 15_000, 10)).toEqual([]);
+      expect(await store(0).pending()).toBe(0);
+      expect((await store(0).events('wa-o1', { beforeSeq: null, limit: 10 })).map((e) => e.event)).toEqual([
+        'watch_opted_out',
+        'terms_changed',
+      ]);
+      // Resumed (the host left the list): scheduled again, the cancelled delivery pending with its id.
+      expect(await store(2).resume('wa-o1', T0 + DAY)).toBe(1);
+      expect(await store(0).claimDue(T0 + DAY, 15_000, 10)).toHaveLength(1);
+    });
+
     it('gives a delivery back unattempted only under its own lease', async () => {
       await store(0).createWatch(watchRow('wa-r'), T0);
       await store(0).record([event('we-r', 'wa-r')], T0);
@@ -243,6 +272,42 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
       await store(2).setStatus('wa-d', 'paused', T0 + 30_000);
       expect(await store(2).pending()).toBe(0);
       expect(await store(1).claimDeliveries(T0 + DAY, 30_000, 10)).toEqual([]);
+    });
+
+    it('resumes a paused watch: active again, billed again, its undelivered events pending with their ids', async () => {
+      const hosted = { kind: 'hosted' as const, integrator: 'int-r', keyId: 'k' };
+      await store(0).createWatch(watchRow('wa-r', { owner: hosted }), T0);
+      await store(0).createWatch(watchRow('wa-other'), T0);
+      await store(0).record(
+        [event('we-r1', 'wa-r'), event('we-r2', 'wa-r'), event('we-r3', 'wa-r'), event('we-o', 'wa-other')],
+        T0,
+      );
+      await store(0).delivered('we-r1');
+      await store(0).giveUp('we-r2', 'status_500');
+      await store(1).setStatus('wa-r', 'paused', T0 + DAY);
+      expect(await store(1).pending()).toBe(1);
+      // Paused on its second day: not billed for a month after that.
+      expect(await store(2).watchMonths(T0 + 25 * DAY, T0 + 26 * DAY)).toEqual(new Map());
+
+      const resumeAt = T0 + 2 * DAY;
+      expect(await store(2).resume('wa-r', resumeAt)).toBe(2);
+      expect((await store(0).watch('wa-r'))?.status).toBe('active');
+      expect(await store(0).activeWatchesOf('https://seller.example/api', 'GET', resumeAt)).toHaveLength(2);
+      // The span runs to the expiry again, so the month after the pause is billed.
+      expect(await store(1).watchMonths(T0 + 25 * DAY, T0 + 26 * DAY)).toEqual(new Map([['int-r', 1]]));
+      const due = await store(1).claimDeliveries(resumeAt, 30_000, 10);
+      expect(due.map((d) => [d.eventId, d.attempts, d.firstDueMs]).sort()).toEqual([
+        ['we-o', 0, T0],
+        ['we-r2', 0, resumeAt],
+        ['we-r3', 0, resumeAt],
+      ]);
+      expect(due.find((d) => d.eventId === 'we-r2')?.body).toBe('{"id":"we-r2"}');
+      // Resuming an active watch, a deleted one or none changes nothing.
+      expect(await store(0).resume('wa-r', resumeAt)).toBe(0);
+      await store(0).setStatus('wa-other', 'deleted', resumeAt);
+      expect(await store(0).resume('wa-other', resumeAt)).toBe(0);
+      expect((await store(0).watch('wa-other'))?.status).toBe('deleted');
+      expect(await store(0).resume('wa-none', resumeAt)).toBe(0);
     });
   });
 }

@@ -55,3 +55,15 @@ describe('SHUTDOWN_DEADLINE_MS', () => {
       expect(() => readConfig({ SHUTDOWN_DEADLINE_MS: bad }), bad).toThrow(/invalid SHUTDOWN_DEADLINE_MS/);
   });
 });
+
+describe('WATCH_LEASE_MS', () => {
+  it('leases a watched endpoint for 15 s unless it says otherwise', () => {
+    expect(readConfig({}).watchLeaseMs).toBe(15_000);
+    expect(readConfig({ WATCH_LEASE_MS: '3000' }).watchLeaseMs).toBe(3000);
+  });
+
+  it('stops the start-up on a lease that is not a whole number of milliseconds from 1 s to an hour', () => {
+    for (const bad of ['0', '999', '1.5', '15s', '3600001'])
+      expect(() => readConfig({ WATCH_LEASE_MS: bad }), bad).toThrow(/invalid WATCH_LEASE_MS/);
+  });
+});

@@ -99,9 +99,10 @@ describe('nextRetry', () => {
 });
 
 describe('nextProbeAt', () => {
-  it('jitters the interval by ±10 %', () => {
+  it('jitters the interval down by up to 10 %, never past it, so the 10 % past it is left for a late loop', () => {
     expect(nextProbeAt(0, 600, () => 0)).toBe(540_000);
-    expect(nextProbeAt(0, 600, () => 0.5)).toBe(600_000);
-    expect(nextProbeAt(0, 600, () => 1)).toBe(660_000);
+    expect(nextProbeAt(0, 600, () => 0.5)).toBe(570_000);
+    expect(nextProbeAt(0, 600, () => 1)).toBe(600_000);
+    expect(nextProbeAt(0, 600, () => 7)).toBe(600_000);
   });
 });
