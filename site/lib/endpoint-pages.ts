@@ -274,7 +274,7 @@ function windowHtml(timeline: EndpointTimeline, name: string, href: Href): strin
   if (timeline.checks.length === 0) return '<p class="muted">No check in the window.</p>';
   const title = `Price, wallet and network changes and verdicts of ${name}, ${formatDay(timeline.from)} to ${formatDay(timeline.to)}`;
   const parts = [
-    `<figure class="timeline"><div class="wide">${timelineSvg(timeline, title)}</div><figcaption>${timeline.checks.length} check${timeline.checks.length === 1 ? '' : 's'}, ${timeline.changes.length === 0 ? 'no change of terms' : `${timeline.changes.length} change${timeline.changes.length === 1 ? '' : 's'} of terms`}. The table below holds the same facts.</figcaption></figure>`,
+    `<figure class="timeline"><div class="wide" tabindex="0" role="region" aria-label="Timeline, scrolls sideways on a narrow screen">${timelineSvg(timeline, title)}</div><figcaption>${timeline.checks.length} check${timeline.checks.length === 1 ? '' : 's'}, ${timeline.changes.length === 0 ? 'no change of terms' : `${timeline.changes.length} change${timeline.changes.length === 1 ? '' : 's'} of terms`}. The table below holds the same facts.</figcaption></figure>`,
   ];
   if (timeline.changes.length > 0) {
     parts.push(

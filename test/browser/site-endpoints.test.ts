@@ -202,9 +202,9 @@ describe('links to the endpoint and host pages', () => {
 
 describe('search', () => {
   const results = async (page: Page) => {
-    await page.locator('.pagefind-ui__result-link').first().waitFor({ timeout: 10_000 });
+    await page.locator('#search-results li a').first().waitFor({ timeout: 10_000 });
     return page
-      .locator('.pagefind-ui__result-link')
+      .locator('#search-results li a')
       .evaluateAll((links) => links.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
   };
 
@@ -242,7 +242,7 @@ describe('accessibility', () => {
       '/search/?q=seller',
     ]) {
       await open(page, path);
-      if (path.startsWith('/search/')) await page.locator('.pagefind-ui__result-link').first().waitFor();
+      if (path.startsWith('/search/')) await page.locator('#search-results li a').first().waitFor();
       const { violations } = await new AxeBuilder({ page }).analyze();
       const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(bad.map((v) => `${path}: ${v.id} ${v.help} ${v.nodes[0]?.html.slice(0, 120)}`)).toEqual([]);
