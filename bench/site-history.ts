@@ -93,7 +93,7 @@ export async function run(): Promise<Result> {
  * Older runs beside the published one, four days apart: its receipt index with each line four days earlier per run, ids of
  * their own, and every tenth endpoint with another wallet in each run, so timelines have changes to draw.
  */
-async function writeOlderRuns(
+export async function writeOlderRuns(
   publishedDir: string,
   dataDir: string,
   count: number,

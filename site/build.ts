@@ -30,13 +30,12 @@ import {
 } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { PAGE_SHELL_FILE, parseShell } from '../core/page-shell.ts';
+import { PAGE_SHELL_FILE } from '../core/page-shell.ts';
 import { rulesDocument } from '../core/rules.ts';
 import { headersFile } from '../core/site-cache.ts';
 import { readEnv, SHARED_ENV, sharedConfigOf } from '../io/environment.ts';
 import { isProcessAlive } from '../io/process-alive.ts';
-import { readSiteHistory } from './lib/endpoint-history.ts';
-import { writeEndpointPages } from './lib/endpoint-pages.ts';
+import { type EndpointJobResult, readRecords, startEndpointJob } from './lib/endpoint-build.ts';
 import { publishedRun, SITE_INPUT_ENV, type SiteInput } from './lib/published.ts';
 import { SHELL_ID, writeReceiptPages } from './lib/receipt-pages.ts';
 import { writeSearchIndex } from './lib/search-index.ts';
@@ -66,7 +65,10 @@ export type SiteBuild = {
   /** False when a newer build had already been published (this one is kept but not served). */
   published: boolean;
   ms: number;
-  /** Milliseconds per phase (astro, receipt pages, json twins), for bench/site.ts. */
+  /**
+   * Milliseconds per phase (astro, receipt pages, json twins), for bench/site.ts; `history` and `endpoint pages` are
+   * those of their own process, which runs beside the receipt pages (`endpoint pages, the rest` is what was left).
+   */
   phases: Record<string, number>;
   input: SiteInput;
 };
@@ -109,23 +111,19 @@ export async function buildSite(options: {
   };
   // The build served now: pages whose bytes have not changed are linked from it (site/lib/page-writer.ts).
   const previous = await realpath(join(dataDir, 'site')).catch(() => null);
+  // The builds that will not be kept once this one is published are removed beside it, not after it.
+  const removal = (await removeUnkept(builds)).done;
   try {
-    // One after the other: Astro's process has exited (and given back its memory) before the receipt pages start.
+    // Astro first, alone: its process has exited (and given back its memory) before the pages below start.
     pages = await timed('astro', () => astroBuild(input, stage, work));
-    const shell = readFile(join(stage, 'receipts', SHELL_ID, 'index.html'), 'utf8');
-    receipts = await timed('receipt pages', () => writeReceiptPages(input, join(work, 'receipts'), shell));
-    await rm(join(stage, 'receipts'), { recursive: true, force: true });
-    await rename(join(work, 'receipts'), join(stage, 'receipts'));
-    // Every run of the window is read once and grouped by endpoint; the pages are written from the groups.
-    const history = await timed('history', () => readSiteHistory(input));
-    const parts = parseShell(await shell);
-    // The server fills the same shell for receipts issued after this build and for a browser's error pages.
-    await writeFile(join(stage, PAGE_SHELL_FILE), await shell);
-    const written = await timed('endpoint pages', async () =>
-      writeEndpointPages(history, stage, parts, input.baseUrl, previous),
+    const written = await writePages(input, { stage, work, previous }, timed, (line) =>
+      options.progress?.(line),
     );
-    const searchRecords = await timed('search index', () =>
-      writeSearchIndex(written.records, stage, previous),
+    receipts = written.receipts;
+    Object.assign(phases, written.phases);
+    // Pagefind indexes once the process that held the history has exited.
+    const searchRecords = await timed('search index', async () =>
+      writeSearchIndex(await readRecords(written.recordsFile), stage, previous),
     );
     endpoints = {
       endpoints: written.endpoints,
@@ -138,12 +136,55 @@ export async function buildSite(options: {
     await writeFile(join(stage, '_headers'), headersFile());
     await rename(stage, out);
   } finally {
+    await removal;
     await rm(work, { recursive: true, force: true });
     await rm(stage, { recursive: true, force: true });
   }
   const published = await publish(dataDir, name);
-  await timed('prune', () => prune(builds));
+  await timed('prune', async () => {
+    await removal;
+    await prune(builds);
+  });
   return { dir: out, pages, receipts, endpoints, published, ms: performance.now() - started, phases, input };
+}
+
+type Timed = <T>(phase: string, run: () => Promise<T>) => Promise<T>;
+
+/**
+ * The receipt pages, written by this process, and beside them (on the other core) the endpoint, host and task
+ * pages, written by a process of its own (`site/lib/endpoint-build.ts`): each run of the window is read once and
+ * grouped by endpoint, and the pages are written from the groups. Returns their counts and where the search records
+ * are.
+ */
+async function writePages(
+  input: SiteInput,
+  dirs: { stage: string; work: string; previous: string | null },
+  timed: Timed,
+  progress: (line: string) => void,
+): Promise<EndpointJobResult & { receipts: number; recordsFile: string }> {
+  const { stage, work } = dirs;
+  const shell = await readFile(join(stage, 'receipts', SHELL_ID, 'index.html'), 'utf8');
+  const shellFile = join(work, 'shell.html');
+  await writeFile(shellFile, shell);
+  const recordsFile = join(work, 'search-records.ndjson');
+  const job = startEndpointJob(
+    { input, out: stage, shellFile, previous: dirs.previous, recordsFile },
+    progress,
+  );
+  job.result.catch(() => undefined);
+  try {
+    const receipts = await timed('receipt pages', () =>
+      writeReceiptPages(input, join(work, 'receipts'), Promise.resolve(shell)),
+    );
+    await rm(join(stage, 'receipts'), { recursive: true, force: true });
+    await rename(join(work, 'receipts'), join(stage, 'receipts'));
+    // The server fills the same shell for receipts issued after this build and for a browser's error pages.
+    await writeFile(join(stage, PAGE_SHELL_FILE), shell);
+    const written = await timed('endpoint pages, the rest', () => job.result);
+    return { ...written, receipts, recordsFile };
+  } finally {
+    job.stop();
+  }
 }
 
 /**
@@ -227,10 +268,45 @@ async function prune(builds: string): Promise<void> {
   const finished = names.filter((n) => BUILD_NAME.test(n)).sort();
   for (const n of finished.slice(0, -KEPT_BUILDS)) rmSync(join(builds, n), { recursive: true, force: true });
   for (const n of names) {
-    const pid = /^\.\d{8}T\d{9}Z-(\d+)\.(?:work|staging)$/.exec(n)?.[1];
-    if (pid !== undefined && !isProcessAlive(Number(pid)))
+    const pid = /^\.\d{8}T\d{9}Z-(?:(\d+)\.(?:work|staging)|\d+\.removed-(\d+))$/.exec(n);
+    const owner = pid?.[1] ?? pid?.[2];
+    if (owner !== undefined && !isProcessAlive(Number(owner)))
       rmSync(join(builds, n), { recursive: true, force: true });
   }
+}
+
+/**
+ * At the start of a build: every finished build but the newest and the one served (the two kept once this build is
+ * published) is renamed out of the way at once and removed by a process of its own while the build runs: removing a
+ * build takes about as long as writing one, and no longer adds to a rebuild's time. Settles when that process has
+ * exited (the build waits for it before it returns); `prune` removes what a killed build left half removed.
+ */
+async function removeUnkept(builds: string): Promise<{ done: Promise<void> }> {
+  const served = await realpath(join(builds, '..', 'site')).catch(() => null);
+  const finished = (await readdir(builds).catch(() => [] as string[]))
+    .filter((n) => BUILD_NAME.test(n))
+    .sort();
+  const doomed: string[] = [];
+  for (const n of finished.slice(0, -1)) {
+    if (served !== null && basename(served) === n) continue;
+    const to = join(builds, `.${n}.removed-${process.pid}`);
+    if (
+      await rename(join(builds, n), to).then(
+        () => true,
+        () => false,
+      )
+    )
+      doomed.push(to);
+  }
+  if (doomed.length === 0) return { done: Promise.resolve() };
+  const script =
+    "for (const d of JSON.parse(process.argv[1])) require('node:fs').rmSync(d, { recursive: true, force: true });";
+  const child = spawn(process.execPath, ['-e', script, JSON.stringify(doomed)], { stdio: 'ignore' });
+  const done = new Promise<void>((settle) => {
+    child.on('error', () => settle());
+    child.on('close', () => settle());
+  });
+  return { done };
 }
 
 if (import.meta.main) {
