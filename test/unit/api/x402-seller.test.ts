@@ -190,6 +190,8 @@ describe('paid flow', () => {
       x402Version: 2,
       // The authorization's own expiry: what a handler holds for the payment need not outlive it.
       validBefore: expect.any(Number),
+      // With the signer, what the chain answers for should this payment's answer never be written.
+      nonce: expect.stringMatching(/^0x[0-9a-f]{64}$/),
     });
     expect(facilitator.verify.mock.calls[0]?.[1]).toMatchObject({ amount: '20000', payTo: PAY_TO });
   });
