@@ -69,8 +69,10 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
         for (const [urlNorm, method, observation] of rows) observations.add(urlNorm, method, observation);
         const release = writer.hold(rows);
         try {
-          await runWrites.receipts(receipts);
-          await runWrites.observations(rows);
+          await writer.exclusive(async () => {
+            await runWrites.receipts(receipts);
+            await runWrites.observations(rows);
+          });
         } finally {
           release();
         }
