@@ -374,13 +374,17 @@ describe('a paused watch', () => {
       expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
       expect(again.body).toBe(first.body);
 
-      // Probed again: the next change is told.
+      // Probed again: the next change is told. Each look steps the service's clock, so a probe that read the old
+      // wallet just before the switch is not reused past the probe cache's window.
       flaky.wallet.payTo = W3;
+      offset += 301_000;
       const next = await waitFor(
-        () =>
-          hooks.received.find(
+        () => {
+          offset += 5_000;
+          return hooks.received.find(
             (r) => r.answered === 200 && r.headers['webhook-id'] !== again.headers['webhook-id'],
-          ),
+          );
+        },
         { what: 'the next change after the resume' },
       );
       expect(JSON.parse(next.body)).toMatchObject({ event: 'terms_changed', after: { pay_to: W3 } });
