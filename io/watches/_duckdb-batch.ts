@@ -50,26 +50,28 @@ function chunks<T>(items: T[]): T[][] {
   return out;
 }
 
-/** `activeWatchesOf` for many endpoints at once: one scan of `watches` per chunk. */
+/**
+ * `activeWatchesOf` for many endpoints at once: one scan of `watches` per chunk. Each ask gets the rows of its own
+ * `VALUES` row (by its index), so two asks of one endpoint in a batch (a probe and a delisting) each get its watches
+ * once, not both asks' rows.
+ */
 export async function activeWatchesMany(
   db: DuckDBConnection,
   asks: Array<{ url: string; method: string; nowMs: number }>,
 ): Promise<WatchRow[][]> {
-  const found = new Map<string, WatchRow[]>();
-  for (const part of chunks(asks)) {
+  const found: WatchRow[][] = asks.map(() => []);
+  for (let start = 0; start < asks.length; start += CHUNK) {
+    const part = asks.slice(start, start + CHUNK);
     const rows = await select(
       db,
-      `SELECT w.* FROM watches w JOIN (VALUES ${valuesList(part.length, 3)}) a(url, method, now_ms)
+      `SELECT a.ask, w.* FROM watches w JOIN (VALUES ${valuesList(part.length, 4)}) a(ask, url, method, now_ms)
          ON w.url = a.url AND w.method = a.method
-       WHERE w.status = 'active' AND w.expires_at > a.now_ms ORDER BY w.id`,
-      part.flatMap((a) => [a.url, a.method, a.nowMs]),
+       WHERE w.status = 'active' AND w.expires_at > a.now_ms ORDER BY a.ask, w.id`,
+      part.flatMap((a, i) => [start + i, a.url, a.method, a.nowMs]),
     );
-    for (const r of rows) {
-      const key = `${String(r.method)} ${String(r.url)}`;
-      found.set(key, [...(found.get(key) ?? []), watchOf(r)]);
-    }
+    for (const r of rows) found[Number(r.ask)]?.push(watchOf(r));
   }
-  return asks.map((a) => found.get(`${a.method} ${a.url}`) ?? []);
+  return found;
 }
 
 /** Leases up to `limit` due endpoints with an active watch in one statement. */

@@ -193,6 +193,22 @@ function testWatchStore(name: string, open: () => Promise<Opened>): void {
       expect((await store(2).watch('wa-b'))?.status).toBe('stopped');
     });
 
+    it('answers each of several asks of one endpoint at once with its watches once, by its own time', async () => {
+      await store(0).createWatch(watchRow('wa-t1', { expiresAtMs: T0 + 1000 }), T0);
+      await store(0).createWatch(watchRow('wa-t2'), T0);
+      const url = 'https://seller.example/api';
+      // Asked together (a probe and a crawl's delisting of the same endpoint): the embedded store answers them
+      // with one statement.
+      const [early, again, late] = await Promise.all([
+        store(1).activeWatchesOf(url, 'GET', T0),
+        store(1).activeWatchesOf(url, 'GET', T0),
+        store(1).activeWatchesOf(url, 'GET', T0 + 2000),
+      ]);
+      expect(early.map((w) => w.id).sort()).toEqual(['wa-t1', 'wa-t2']);
+      expect(again.map((w) => w.id).sort()).toEqual(['wa-t1', 'wa-t2']);
+      expect(late.map((w) => w.id)).toEqual(['wa-t2']);
+    });
+
     it('counts per integrator the hosted watches whose active span overlaps a month, ended by their first stop', async () => {
       const month = (m: string) => {
         const start = Date.parse(`${m}-01T00:00:00.000Z`);
