@@ -15,7 +15,8 @@ import {
 } from '../core/watch-schemas.ts';
 import { codes, KEY_401, type Operation, PAID_502 } from './openapi-model.ts';
 
-const WATCH_ID = {
+/** The path parameter of every route under `/v1/watches/{watch_id}`. */
+export const WATCH_ID = {
   name: 'watch_id',
   description: 'The watch id, wa-<32 hex digits>.',
   pattern: '^wa-[0-9a-f]{32}$',

@@ -16,6 +16,7 @@ import { MCP_PATH } from './mcp/route.ts';
 import { mcpPathItem, refusedOperation } from './openapi-mcp.ts';
 import { DATABASE_503, ERROR_REF, JSON_TYPE, type Operation } from './openapi-model.ts';
 import { OPERATIONS } from './openapi-operations.ts';
+import { WATCH_ID } from './openapi-watches.ts';
 import { offerPriceAtomic } from './x402/offers.ts';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -62,10 +63,11 @@ export function openApiDocument(baseUrl: string, apiVersion: string): Record<str
       ),
       parameters: [
         {
-          name: 'watch_id',
+          name: WATCH_ID.name,
+          description: WATCH_ID.description,
           in: 'path',
           required: true,
-          schema: { type: 'string', pattern: '^wa-[0-9a-f]{32}$' },
+          schema: { type: 'string', pattern: WATCH_ID.pattern },
         },
       ],
     },
