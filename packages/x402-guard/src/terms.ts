@@ -20,8 +20,11 @@ export type RequirementLike = {
 /** The four terms the hash covers. */
 export type Terms = { network: string; asset: string; amountAtomic: string; payTo: string };
 
-/** The x402 SDK's v1 network names and their EVM chain ids (`EVM_NETWORK_CHAIN_ID_MAP` of `@x402/evm` 2.27). */
-const V1_CHAIN_IDS: Readonly<Record<string, number>> = {
+/**
+ * The x402 SDK's v1 network names and their EVM chain ids (`EVM_NETWORK_CHAIN_ID_MAP` of `@x402/evm/v1`), copied so
+ * the guard needs only `@x402/core`; `test/terms.test.ts` holds the copy equal to the installed SDK's.
+ */
+export const V1_CHAIN_IDS: Readonly<Record<string, number>> = {
   ethereum: 1,
   sepolia: 11155111,
   abstract: 2741,
