@@ -7,12 +7,13 @@
  * - the staging folder is renamed to `site-builds/<name>/` only when complete, then `DATA_DIR/site`, a symlink, is
  *   replaced by a rename, so the server (which resolves the link per request) switches at once, without a restart,
  *   and never sees half a build; a build never replaces a newer one that finished first;
- * - the two newest builds are kept; older ones and the scratch folders of dead builds are removed.
+ * - the two newest builds are kept; older ones and the scratch folders of dead builds are removed, but for the
+ *   page folders of the newest of them, whose files this build reuses (`site/lib/page-writer.ts`).
  *
  * It reads only published run folders and key files, never the database.
  */
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import {
   chmod,
   copyFile,
@@ -46,6 +47,8 @@ const KEPT_BUILDS = 2;
 const SHARED = ['core', 'io', 'verify', 'node_modules'];
 /** A finished build's folder name: the build's start, to the millisecond, and its process id. */
 const BUILD_NAME = /^\d{8}T\d{9}Z-\d+$/;
+/** The folders of an unkept build whose files the next build reuses rather than creates. */
+const RECYCLED = ['endpoints', 'hosts', 'tasks', 'receipts'];
 
 export type SiteBuild = {
   dir: string;
@@ -111,12 +114,14 @@ export async function buildSite(options: {
   };
   // The build served now: pages whose bytes have not changed are linked from it (site/lib/page-writer.ts).
   const previous = await realpath(join(dataDir, 'site')).catch(() => null);
-  // The builds that will not be kept once this one is published are removed beside it, not after it.
-  const removal = (await removeUnkept(builds)).done;
+  // The builds that will not be kept once this one is published are removed beside it, not after it, but for the
+  // page folders of the newest of them, which this build reuses.
+  const recycled = join(builds, `.${name}.recycled`);
+  const removal = (await removeUnkept(builds, recycled)).done;
   try {
     // Astro first, alone: its process has exited (and given back its memory) before the pages below start.
     pages = await timed('astro', () => astroBuild(input, stage, work));
-    const written = await writePages(input, { stage, work, previous }, timed, (line) =>
+    const written = await writePages(input, { stage, work, previous, recycled }, timed, (line) =>
       options.progress?.(line),
     );
     receipts = written.receipts;
@@ -139,6 +144,7 @@ export async function buildSite(options: {
     await removal;
     await rm(work, { recursive: true, force: true });
     await rm(stage, { recursive: true, force: true });
+    await rm(recycled, { recursive: true, force: true });
   }
   const published = await publish(dataDir, name);
   await timed('prune', async () => {
@@ -158,7 +164,7 @@ type Timed = <T>(phase: string, run: () => Promise<T>) => Promise<T>;
  */
 async function writePages(
   input: SiteInput,
-  dirs: { stage: string; work: string; previous: string | null },
+  dirs: { stage: string; work: string; previous: string | null; recycled: string },
   timed: Timed,
   progress: (line: string) => void,
 ): Promise<EndpointJobResult & { receipts: number; recordsFile: string }> {
@@ -168,13 +174,18 @@ async function writePages(
   await writeFile(shellFile, shell);
   const recordsFile = join(work, 'search-records.ndjson');
   const job = startEndpointJob(
-    { input, out: stage, shellFile, previous: dirs.previous, recordsFile },
+    { input, out: stage, shellFile, previous: dirs.previous, recycled: dirs.recycled, recordsFile },
     progress,
   );
   job.result.catch(() => undefined);
   try {
     const receipts = await timed('receipt pages', () =>
-      writeReceiptPages(input, join(work, 'receipts'), Promise.resolve(shell)),
+      writeReceiptPages(
+        input,
+        join(work, 'receipts'),
+        Promise.resolve(shell),
+        join(dirs.recycled, 'receipts'),
+      ),
     );
     await rm(join(stage, 'receipts'), { recursive: true, force: true });
     await rename(join(work, 'receipts'), join(stage, 'receipts'));
@@ -268,7 +279,7 @@ async function prune(builds: string): Promise<void> {
   const finished = names.filter((n) => BUILD_NAME.test(n)).sort();
   for (const n of finished.slice(0, -KEPT_BUILDS)) rmSync(join(builds, n), { recursive: true, force: true });
   for (const n of names) {
-    const pid = /^\.\d{8}T\d{9}Z-(?:(\d+)\.(?:work|staging)|\d+\.removed-(\d+))$/.exec(n);
+    const pid = /^\.\d{8}T\d{9}Z-(?:(\d+)\.(?:work|staging|recycled)|\d+\.removed-(\d+))$/.exec(n);
     const owner = pid?.[1] ?? pid?.[2];
     if (owner !== undefined && !isProcessAlive(Number(owner)))
       rmSync(join(builds, n), { recursive: true, force: true });
@@ -278,10 +289,12 @@ async function prune(builds: string): Promise<void> {
 /**
  * At the start of a build: every finished build but the newest and the one served (the two kept once this build is
  * published) is renamed out of the way at once and removed by a process of its own while the build runs: removing a
- * build takes about as long as writing one, and no longer adds to a rebuild's time. Settles when that process has
- * exited (the build waits for it before it returns); `prune` removes what a killed build left half removed.
+ * build takes about as long as writing one, and no longer adds to a rebuild's time. The page folders of the newest
+ * of them (`RECYCLED`) are first moved into `recycled`, this build's own, for it to reuse their files. Settles when
+ * that process has exited (the build waits for it before it returns); `prune` removes what a killed build left half
+ * removed.
  */
-async function removeUnkept(builds: string): Promise<{ done: Promise<void> }> {
+async function removeUnkept(builds: string, recycled: string): Promise<{ done: Promise<void> }> {
   const served = await realpath(join(builds, '..', 'site')).catch(() => null);
   const finished = (await readdir(builds).catch(() => [] as string[]))
     .filter((n) => BUILD_NAME.test(n))
@@ -298,6 +311,11 @@ async function removeUnkept(builds: string): Promise<{ done: Promise<void> }> {
     )
       doomed.push(to);
   }
+  const newest = doomed.at(-1);
+  if (newest !== undefined) {
+    await mkdir(recycled, { recursive: true });
+    for (const top of RECYCLED) await rename(join(newest, top), join(recycled, top)).catch(() => undefined);
+  }
   if (doomed.length === 0) return { done: Promise.resolve() };
   const script =
     "for (const d of JSON.parse(process.argv[1])) require('node:fs').rmSync(d, { recursive: true, force: true });";
@@ -307,6 +325,22 @@ async function removeUnkept(builds: string): Promise<{ done: Promise<void> }> {
     child.on('close', () => settle());
   });
   return { done };
+}
+
+/**
+ * CPU seconds of this process and of the processes it waited for (Astro, the endpoint pages, the removal), from
+ * `/proc/self/stat`, for the benches: on a shared machine they say more than wall time.
+ */
+function cpuLine(): string {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime, stime, cutime, cstime: fields 14 to 17 of the file, 12 to 15 after the command's name.
+    const ticks = [11, 12, 13, 14].map((i) => Number(fields[i]) / 100);
+    const [user = 0, sys = 0, childUser = 0, childSys = 0] = ticks;
+    return `CPU ${(user + sys).toFixed(1)} s (user ${user.toFixed(1)}, system ${sys.toFixed(1)}), children ${(childUser + childSys).toFixed(1)} s (user ${childUser.toFixed(1)}, system ${childSys.toFixed(1)})`;
+  } catch {
+    return 'CPU not measured (no /proc on this system)';
+  }
 }
 
 if (import.meta.main) {
@@ -332,5 +366,6 @@ if (import.meta.main) {
     const phases = Object.entries(result.phases).map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`);
     console.log(`[spotcheck] phases: ${phases.join(', ')}`);
     console.log(`[spotcheck] peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+    console.log(`[spotcheck] ${cpuLine()}`);
   }
 }

@@ -26,6 +26,8 @@ export type EndpointJob = {
   shellFile: string;
   /** The folder of the build served now, whose unchanged pages are linked, or null. */
   previous: string | null;
+  /** The folder holding an unkept build's `endpoints/`, `hosts/` and `tasks/`, whose files are reused, or null. */
+  recycled?: string | null;
   /** Where the search records go. */
   recordsFile: string;
 };
@@ -81,7 +83,7 @@ async function runJob(job: EndpointJob, send: (message: Message) => void): Promi
   const [history, historyMs] = await timed('history', () => readSiteHistory(job.input));
   const parts = parseShell(await readFile(job.shellFile, 'utf8'));
   const [written, pagesMs] = await timed('endpoint pages', () =>
-    writeEndpointPages(history, job.out, parts, job.input.baseUrl, job.previous),
+    writeEndpointPages(history, job.out, parts, job.input.baseUrl, job.previous, job.recycled ?? null),
   );
   await writeFile(job.recordsFile, written.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   send({

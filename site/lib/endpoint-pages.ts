@@ -56,7 +56,8 @@ type Pass = {
 /**
  * Writes every endpoint, host and task page and twin into `out` (the build's folder); returns counts and records.
  * With `previous` (the folder of the build served now), a page whose bytes are unchanged is linked from it rather
- * than written (`site/lib/page-writer.ts`).
+ * than written; with `recycled` (folders of an unkept build), the files of the others are reused
+ * (`site/lib/page-writer.ts`).
  */
 export function writeEndpointPages(
   history: SiteHistory,
@@ -64,8 +65,9 @@ export function writeEndpointPages(
   shell: readonly string[],
   baseUrl: string,
   previous: string | null = null,
+  recycled: string | null = null,
 ): EndpointPages {
-  const pages = createPageWriter(out, previous);
+  const pages = createPageWriter(out, previous, recycled);
   const pass: Pass = {
     history,
     pages,

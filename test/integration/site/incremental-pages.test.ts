@@ -3,7 +3,7 @@
  * crawl", `site/lib/page-writer.ts`): two crawls written by the crawl's own code, their pages written three times
  * into three build folders, each after the one before, as `npm run build:site` does.
  */
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,48 @@ async function history(days: number): Promise<SiteHistory> {
 }
 
 const inode = async (build: string, path: string) => (await stat(join(dir, build, path))).ino;
+
+/** Every file of a build folder but its hashes, by path, with its bytes. */
+async function tree(build: string): Promise<Map<string, string>> {
+  const root = join(dir, build);
+  const out = new Map<string, string>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true }))
+    if (entry.isFile() && entry.name !== '.page-hashes.json') {
+      const full = join(entry.parentPath, entry.name);
+      out.set(full.slice(root.length + 1), await readFile(full, 'utf8'));
+    }
+  return out;
+}
+
+/** Moves the page folders of `build` into a folder of their own, as `site/build.ts` does with an unkept build. */
+async function recycle(build: string): Promise<string> {
+  const to = join(dir, `${build}.recycled`);
+  await mkdir(to);
+  for (const top of ['endpoints', 'hosts', 'tasks'])
+    await rename(join(dir, build, top), join(to, top)).catch(() => undefined);
+  return to;
+}
+
+/** The history after a crawl that gave every endpoint but the last a new check (the last is gone). */
+async function crawled(days: number): Promise<SiteHistory> {
+  const h = await history(days);
+  const gone = [...h.endpoints.values()].at(-1) as { key: string; host: string };
+  h.endpoints.delete(gone.key);
+  h.hosts.set(
+    gone.host,
+    (h.hosts.get(gone.host) ?? []).filter((k) => k !== gone.key),
+  );
+  for (const endpoint of h.endpoints.values()) {
+    const last = endpoint.checks.at(-1);
+    if (last !== undefined)
+      endpoint.checks.push({
+        ...last,
+        pay_to: '0x00000000000000000000000000000000000000bb',
+        receipt_id: `${last.receipt_id}x`,
+      });
+  }
+  return h;
+}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sc-site-incremental-'));
@@ -91,5 +133,45 @@ describe('an incremental rebuild of the endpoint pages', () => {
     expect(await inode('c', `endpoints/${untouched.key}.json`)).toBe(
       await inode('b', `endpoints/${untouched.key}.json`),
     );
+  });
+
+  it('reuses the files of an unkept build for the pages that changed: the same bytes, no file shared written through', async () => {
+    // p and q: two full builds; r: linked from q, as a rebuild with no new run is (its files are q's).
+    const p = writeEndpointPages(await history(0), join(dir, 'p'), SHELL, BASE_URL);
+    writeEndpointPages(await history(0), join(dir, 'q'), SHELL, BASE_URL);
+    writeEndpointPages(await history(0), join(dir, 'r'), SHELL, BASE_URL, join(dir, 'q'));
+    const h = await crawled(1);
+    const key = [...h.endpoints.keys()][0] as string;
+    const page = `endpoints/${key}/index.html`;
+    const pInode = await inode('p', page);
+    const qBytes = await tree('q');
+    writeEndpointPages(await crawled(1), join(dir, 'fresh'), SHELL, BASE_URL);
+    // s replaces p beside r (served): p's files are its own (one link each), so they are written over.
+    const s = writeEndpointPages(
+      await crawled(1),
+      join(dir, 's'),
+      SHELL,
+      BASE_URL,
+      join(dir, 'r'),
+      await recycle('p'),
+    );
+    expect(await tree('s')).toEqual(await tree('fresh'));
+    expect(await inode('s', page)).toBe(pInode);
+    expect(s.files.written).toBe(p.files.written - 2);
+    // t replaces q, whose files r shares: each is replaced by a new file, and r keeps its bytes.
+    const t = writeEndpointPages(
+      await crawled(1),
+      join(dir, 't'),
+      SHELL,
+      BASE_URL,
+      join(dir, 'r'),
+      await recycle('q'),
+    );
+    expect(await tree('t')).toEqual(await tree('fresh'));
+    expect(await inode('t', page)).not.toBe(await inode('r', page));
+    expect(await tree('r')).toEqual(qBytes);
+    expect(t.files.written).toBe(s.files.written);
+    // What the recycled folders held and no page took is gone with them.
+    expect(await readdir(join(dir, 'p.recycled'))).toEqual([]);
   });
 });
