@@ -18,7 +18,8 @@ import { endpointKey } from '../../core/endpoint-paths.ts';
 import type { EndpointCheck } from '../../core/endpoint-timeline.ts';
 import { receiptUrlOf } from '../../core/receipt.ts';
 import { normalizeUrl } from '../../core/url.ts';
-import { eachIndexLine, type IndexLine, publishedRun, readRunFile, type SiteInput } from './published.ts';
+import { eachCachedIndexLine, pruneHistoryCache } from './history-cache.ts';
+import { type IndexLine, publishedRun, readRunFile, type SiteInput } from './published.ts';
 import { parseFile, Saves } from './schemas.ts';
 
 /** The days of history an endpoint page shows. */
@@ -123,14 +124,17 @@ export async function readSiteHistory(input: SiteInput): Promise<SiteHistory> {
   const from = new Date(to.getTime() - HISTORY_DAYS * DAY_MS);
   const g = newGathering(input.baseUrl);
   const runs: string[] = [];
+  // Each run's index as read before, kept between builds (`site/lib/history-cache.ts`).
+  const cacheDir = join(input.dataDir, 'site-builds', '.history-cache');
   for (const kind of ['crawl', 'bazaar'] as const) {
     const published = kind === 'crawl' ? input.crawlRun : input.bazaarRun;
     const dirs = await runsInWindow(join(input.dataDir, kind), published?.runId ?? null, from);
     for (const dir of dirs) {
       runs.push(dir);
-      await readRunIndex(g, dir, kind, published !== null && dir === published.dir);
+      await readRunIndex(g, dir, cacheDir, kind, published !== null && dir === published.dir);
     }
   }
+  pruneHistoryCache(cacheDir, runs);
   if (input.crawlRun !== null) {
     await addSaves(input.crawlRun.dir, g.record, g.seen, g.receiptPages);
     await addDisputes(input.crawlRun.dir, g.endpoints);
@@ -227,14 +231,15 @@ function newGathering(baseUrl: string): Gathering {
   };
 }
 
-/** One run's receipt index, streamed: each line becomes a check of its endpoint. */
+/** One run's receipt index, streamed (or from the cache): each line becomes a check of its endpoint. */
 async function readRunIndex(
   g: Gathering,
   dir: string,
+  cacheDir: string,
   kind: 'crawl' | 'bazaar',
   current: boolean,
 ): Promise<void> {
-  await eachIndexLine(dir, (line) => {
+  await eachCachedIndexLine(dir, cacheDir, (line) => {
     if (current) {
       g.badgeHosts.add(line.host);
       g.receiptPages.add(line.id);
