@@ -214,6 +214,31 @@ export const VERDICT_COLORS: Readonly<Record<string, string>> = {
   recheck: '#92400e',
 };
 
+/**
+ * What tells the verdicts apart without colour, in the bands and the legend alike: pay is solid, skip striped,
+ * recheck dotted (skip's red and recheck's brown are both dark and warm, and alike to many eyes). The ids are
+ * prefixed because the drawing is inline in its page.
+ */
+const VERDICT_PATTERNS: Readonly<Record<string, string>> = {
+  skip: '<rect width="6" height="6" fill="COLOR"/><rect width="2.5" height="6" fill="#ffffff" fill-opacity=".4"/>',
+  recheck:
+    '<rect width="6" height="6" fill="COLOR"/><circle cx="3" cy="3" r="1.4" fill="#ffffff" fill-opacity=".5"/>',
+};
+
+/** The fill of a verdict's band and legend swatch: its pattern where it has one, else its colour. */
+function verdictFill(verdict: string): string {
+  if (VERDICT_PATTERNS[verdict] !== undefined) return `url(#sc-verdict-${verdict})`;
+  return VERDICT_COLORS[verdict] ?? '#4b5563';
+}
+
+function patternDefs(): string {
+  const defs = Object.entries(VERDICT_PATTERNS).map(
+    ([verdict, shapes]) =>
+      `<pattern id="sc-verdict-${verdict}" width="6" height="6" patternUnits="userSpaceOnUse"${verdict === 'skip' ? ' patternTransform="rotate(45)"' : ''}>${shapes.replace('COLOR', VERDICT_COLORS[verdict] ?? '#4b5563')}</pattern>`,
+  );
+  return `<defs>${defs.join('')}</defs>`;
+}
+
 const W = 720;
 const H = 250;
 const PLOT = { left: 64, right: W - 16, top: 52, bottom: 150 };
@@ -258,7 +283,7 @@ export function timelineSvg(timeline: EndpointTimeline, title: string): string {
   const label = escapeXml(title);
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}" font-family="system-ui, sans-serif" font-size="12" fill="#1f2937">` +
-    `<title>${label}</title>${legendSvg()}${body}</svg>`
+    `<title>${label}</title>${patternDefs()}${legendSvg()}${body}</svg>`
   );
 }
 
@@ -312,14 +337,15 @@ function bandsSvg({ timeline, x }: Scale): string {
     const bx = x(band.from);
     const bw = Math.max(2, x(band.to) - bx);
     const color = VERDICT_COLORS[band.verdict] ?? '#4b5563';
+    const fill = verdictFill(band.verdict);
     const words = `${band.verdict} from ${formatDay(band.from)} (${band.checks} check${band.checks === 1 ? '' : 's'})`;
     out.push(
-      `<g><title>${e(words)}</title><rect x="${n(bx)}" y="${BAND.top}" width="${n(bw)}" height="${BAND.bottom - BAND.top}" fill="${color}"/>`,
+      `<g><title>${e(words)}</title><rect x="${n(bx)}" y="${BAND.top}" width="${n(bw)}" height="${BAND.bottom - BAND.top}" fill="${fill}"/>`,
     );
     const label = bw >= 44 ? band.verdict : bw >= 12 ? band.verdict.slice(0, 1) : '';
     if (label !== '')
       out.push(
-        `<text x="${n(bx + bw / 2)}" y="${BAND.bottom - 8}" text-anchor="middle" fill="#ffffff" font-weight="700">${e(label)}</text>`,
+        `<text x="${n(bx + bw / 2)}" y="${BAND.bottom - 8}" text-anchor="middle" fill="#ffffff" font-weight="700" stroke="${color}" stroke-width="3" paint-order="stroke">${e(label)}</text>`,
       );
     out.push('</g>');
   }
@@ -382,9 +408,9 @@ function legendSvg(): string {
     `<line x1="8" y1="14" x2="28" y2="14" stroke="${PRICE_COLOR}" stroke-width="2"/><text x="32" y="18">price (USD)</text>`,
     `${diamond(128, 14).replace('/>', ` fill="${WALLET_COLOR}"/>`)}<text x="138" y="18">wallet changed</text>`,
     `${triangle(250, 14).replace('/>', ` fill="${NETWORK_COLOR}"/>`)}<text x="260" y="18">network changed</text>`,
-    ...Object.entries(VERDICT_COLORS).map(
-      ([verdict, color], i) =>
-        `<rect x="${380 + i * 80}" y="8" width="12" height="12" fill="${color}"/><text x="${396 + i * 80}" y="18">${verdict}</text>`,
+    ...Object.keys(VERDICT_COLORS).map(
+      (verdict, i) =>
+        `<rect x="${378 + i * 80}" y="6" width="14" height="14" fill="${verdictFill(verdict)}"/><text x="${396 + i * 80}" y="18">${verdict}</text>`,
     ),
   ].join('');
 }

@@ -134,6 +134,43 @@ describe('timelineSvg', () => {
     expect(svg).not.toMatch(/NaN|Infinity/);
   });
 
+  it('draws each verdict with its own texture, the same in its bands and its legend swatch, not colour alone', () => {
+    const t = endpointTimeline(
+      [
+        check('2026-01-10T00:00:00Z'),
+        check('2026-02-01T00:00:00Z', { verdict: 'skip', reason: 'price_above_max' }),
+        check('2026-03-01T00:00:00Z', { verdict: 'recheck', reason: 'probe_failed' }),
+      ],
+      FROM,
+      TO,
+    );
+    const svg = timelineSvg(t, 't');
+    const fills = new Map<string, { band: string; swatch: string }>();
+    for (const verdict of ['pay', 'skip', 'recheck']) {
+      const band = new RegExp(`<title>${verdict} from [^<]*</title><rect [^>]*fill="([^"]+)"`).exec(svg)?.[1];
+      const swatch = new RegExp(`<rect [^>]*fill="([^"]+)"[^>]*/><text [^>]*>${verdict}</text>`).exec(
+        svg,
+      )?.[1];
+      expect(band, verdict).toBeDefined();
+      expect(swatch, verdict).toBe(band);
+      fills.set(verdict, { band: band as string, swatch: swatch as string });
+    }
+    // Skip and recheck are both dark warm colours: each gets a pattern of its own (stripes, dots), pay stays solid.
+    const skip = fills.get('skip')?.band as string;
+    const recheck = fills.get('recheck')?.band as string;
+    expect(skip).toMatch(/^url\(#[\w-]+\)$/);
+    expect(recheck).toMatch(/^url\(#[\w-]+\)$/);
+    expect(skip).not.toBe(recheck);
+    const pattern = (fill: string) =>
+      new RegExp(`<pattern id="${fill.slice(5, -1)}"[^>]*>(.*?)</pattern>`).exec(svg)?.[1] ?? '';
+    const shapes = (fill: string) => pattern(fill).replace(/fill="[^"]*"|fill-opacity="[^"]*"/g, '');
+    expect(pattern(skip)).not.toBe('');
+    expect(pattern(recheck)).not.toBe('');
+    // The patterns differ in their shapes, with the colours taken out.
+    expect(shapes(skip)).not.toBe(shapes(recheck));
+    expect(fills.get('pay')?.band).not.toMatch(/^url\(/);
+  });
+
   it('says so when no USDC price was read', () => {
     const t = endpointTimeline([check('2026-02-01T00:00:00Z', { price_usd: null })], FROM, TO);
     expect(timelineSvg(t, 't')).toContain('No USDC price read in this window');
