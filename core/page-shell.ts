@@ -88,13 +88,29 @@ function receiptBody(view: ReceiptView, links: ReceiptPageLinks): string {
   ].join('');
 }
 
-/** A list of labelled facts, as `site/components/Facts.astro` draws them. */
+/** A list of labelled facts, as `site/components/Facts.astro` draws them; long opaque values shortened. */
 function facts(list: readonly Fact[]): string {
   const items = list.map(
-    (f) =>
-      `<dt>${escapeXml(f.label)}</dt><dd>${f.code ? `<code>${escapeXml(f.value)}</code>` : escapeXml(f.value)}</dd>`,
+    (f) => `<dt>${escapeXml(f.label)}</dt><dd>${f.code ? copyableCode(f.value) : escapeXml(f.value)}</dd>`,
   );
   return `<dl class="facts">${items.join('')}</dl>`;
+}
+
+/**
+ * A value as code; a long opaque one (a wallet or contract, a SHA-256, a base64url signature) shortened, with the
+ * whole value in its title and the copy button of `site/components/Hex.astro` (the site's layout wires the button),
+ * so a narrow screen never breaks it letter by letter.
+ */
+export function copyableCode(value: string): string {
+  const e = escapeXml;
+  if (!/^(?:0x)?[0-9a-fA-F]{24,}$|^[A-Za-z0-9_-]{40,}$/.test(value)) return `<code>${e(value)}</code>`;
+  return shortenedCode(value, `${value.slice(0, value.startsWith('0x') ? 6 : 4)}…${value.slice(-4)}`);
+}
+
+/** `short` as code, the whole `value` in its title and behind the copy button (the markup of `Hex.astro`). */
+export function shortenedCode(value: string, short: string): string {
+  const e = escapeXml;
+  return `<code title="${e(value)}">${e(short)}</code> <button type="button" class="copy" data-copy="${e(value)}" aria-label="Copy ${e(value)}">copy</button>`;
 }
 
 const ERROR_TITLES: Record<number, string> = {

@@ -23,7 +23,7 @@ import {
   timelineSvg,
 } from '../../core/endpoint-timeline.ts';
 import { escapeXml as e, formatCount, formatTime, formatUsd, reasonWords } from '../../core/format.ts';
-import { fillShell } from '../../core/page-shell.ts';
+import { fillShell, shortenedCode } from '../../core/page-shell.ts';
 import { receiptUrlOf } from '../../core/receipt.ts';
 import { HISTORY_DAYS, type SiteEndpoint, type SiteHistory, type TaskInfo } from './endpoint-history.ts';
 import { badgePath, receiptPath } from './links.ts';
@@ -201,7 +201,7 @@ function hexHtml(value: string | null): string {
   if (value === null) return '—';
   const short = shortHex(value);
   if (short === value) return `<code>${e(value)}</code>`;
-  return `<code title="${e(value)}">${e(short)}</code> <button type="button" class="copy" data-copy="${e(value)}" aria-label="Copy ${e(value)}">copy</button>`;
+  return shortenedCode(value, short);
 }
 
 function stableText(days: number | null, atLeast: boolean): string {

@@ -98,6 +98,27 @@ describe('a live receipt', () => {
     }
   });
 
+  it('shortens its wallets, hashes and signature with the copy button used across the site', async () => {
+    const id = await receiptId();
+    const receipt = (await (await get(`/v1/receipts/${id}`, 'application/json')).json()) as Record<
+      string,
+      unknown
+    >;
+    const html = await (await get(`/v1/receipts/${id}`, BROWSER)).text();
+    const long = [receipt.pay_to, receipt.asset, receipt.payment_terms_sha256, receipt.signature].filter(
+      (v): v is string => typeof v === 'string',
+    );
+    expect(long.length).toBeGreaterThanOrEqual(2);
+    for (const value of long) {
+      // Never shown whole on the page (a 390 px screen would wrap it letter by letter), but copyable whole.
+      expect(html, value).not.toContain(`<code>${value}</code>`);
+      expect(html, value).toContain(`<code title="${value}">`);
+      expect(html, value).toContain(`<button type="button" class="copy" data-copy="${value}"`);
+    }
+    // Short values stay as they are.
+    expect(html).toContain(`<code>${receipt.reason_code ?? receipt.reason}</code>`);
+  });
+
   it('fills the current build’s shell, as the site fills it for crawled receipts', async () => {
     const id = await receiptId();
     const receipt = (await (await get(`/v1/receipts/${id}`, 'application/json')).json()) as Record<
