@@ -1,12 +1,16 @@
 /**
  * The site's search index (docs/site.md "Search"): Pagefind's static index of every endpoint, host, service and
- * task, written into the build's `/pagefind/` folder with Pagefind's own search script and UI. It is files only, so
- * it works from a plain static host; the search page (`/search/`) loads it in the browser, and only that page
- * loads script for it. The records are the build's own (`site/lib/endpoint-pages.ts`), added as custom records, so
- * no HTML is parsed again, whatever the number of receipt pages.
+ * task, as two bundles of files. `/pagefind/` holds the hosts, services and tasks, and Pagefind's own script and
+ * wasm; `/pagefind-endpoints/` holds the endpoints. The search page searches the first alone, shows that answer,
+ * then merges the second into it (Pagefind's `mergeIndex`, which reuses the first's wasm) and searches again. Why:
+ * Pagefind's page list (`*.pf_meta`) is loaded whole before a first search, and grows about 5.2 bytes a page; at
+ * 50,000 endpoints it is some 280 KB, so a host or a task would wait for every endpoint's entry. Files only, so it
+ * works from a plain static host; only the search page loads script for it. The records are the build's own
+ * (`site/lib/endpoint-pages.ts`), added as custom records, so no HTML is parsed again.
  *
- * A rebuild whose records (and Pagefind) are those of the build served now links that build's index instead of
- * indexing again (docs/site.md "Rebuilding after a crawl"): `pagefind/.records-hash` holds what it was built from.
+ * A rebuild whose records (and Pagefind) are those of the build served now links that build's bundle instead of
+ * indexing again (docs/site.md "Rebuilding after a crawl"): each bundle's `.records-hash` holds what it was built
+ * from.
  */
 import { createHash } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,31 +20,46 @@ import type { SearchRecord } from './endpoint-pages.ts';
 
 const HASH_FILE = '.records-hash';
 
+/** The two bundles' folders in the build: the first is searched first, the second merged into it. */
+export const SEARCH_BUNDLES = { first: 'pagefind', endpoints: 'pagefind-endpoints' } as const;
+
 /**
- * Writes the index of `records` into `<out>/pagefind/`; returns how many records it holds. With `previous` (the
- * folder of the build served now), an index built from the same records by the same Pagefind is linked from it.
+ * Writes the index of `records` into `<out>/pagefind/` (hosts, services, tasks) and `<out>/pagefind-endpoints/`
+ * (endpoints); returns how many records they hold. With `previous` (the folder of the build served now), a bundle
+ * built from the same records by the same Pagefind is linked from it.
  */
 export async function writeSearchIndex(
   records: readonly SearchRecord[],
   out: string,
   previous: string | null = null,
 ): Promise<number> {
+  const endpoints = records.filter((r) => r.kind === 'endpoint');
+  const rest = records.filter((r) => r.kind !== 'endpoint');
+  await writeBundle(rest, out, SEARCH_BUNDLES.first, previous);
+  await writeBundle(endpoints, out, SEARCH_BUNDLES.endpoints, previous);
+  return records.length;
+}
+
+/** One bundle into `<out>/<folder>/`, or linked from `<previous>/<folder>/` when built from the same records. */
+async function writeBundle(
+  records: readonly SearchRecord[],
+  out: string,
+  folder: string,
+  previous: string | null,
+): Promise<void> {
   const hash = await recordsHash(records);
   const before =
-    previous === null
-      ? null
-      : await readFile(join(previous, 'pagefind', HASH_FILE), 'utf8').catch(() => null);
+    previous === null ? null : await readFile(join(previous, folder, HASH_FILE), 'utf8').catch(() => null);
   if (
     hash !== null &&
     before === hash &&
-    (await linkTree(join(previous as string, 'pagefind'), join(out, 'pagefind')))
+    (await linkTree(join(previous as string, folder), join(out, folder)))
   )
-    return records.length;
+    return;
   // Whatever a failed link left is removed first: Pagefind must never write through a link into the served build.
-  await rm(join(out, 'pagefind'), { recursive: true, force: true });
-  await buildIndex(records, out);
-  if (hash !== null) await writeFile(join(out, 'pagefind', HASH_FILE), hash);
-  return records.length;
+  await rm(join(out, folder), { recursive: true, force: true });
+  await buildIndex(records, join(out, folder));
+  if (hash !== null) await writeFile(join(out, folder, HASH_FILE), hash);
 }
 
 /** SHA-256 of Pagefind's version and the records in order; null when the version cannot be read (no reuse). */
@@ -73,7 +92,7 @@ async function linkTree(from: string, to: string): Promise<boolean> {
   }
 }
 
-async function buildIndex(records: readonly SearchRecord[], out: string): Promise<void> {
+async function buildIndex(records: readonly SearchRecord[], folder: string): Promise<void> {
   const { index, errors } = await pagefind.createIndex({ forceLanguage: 'en' });
   if (index === undefined) throw new Error(`pagefind: ${errors.join('; ')}`);
   try {
@@ -86,15 +105,15 @@ async function buildIndex(records: readonly SearchRecord[], out: string): Promis
             url: r.url,
             content: r.content,
             language: 'en',
+            // The kind is shown, never filtered on: a filter would only add a file per bundle.
             meta: { title: r.title, kind: r.kind },
-            filters: { kind: [r.kind] },
           }),
         ),
       );
       const failed = answers.flatMap((a) => a.errors);
       if (failed.length > 0) throw new Error(`pagefind: ${failed.join('; ')}`);
     }
-    const written = await index.writeFiles({ outputPath: `${out}/pagefind` });
+    const written = await index.writeFiles({ outputPath: folder });
     if (written.errors.length > 0) throw new Error(`pagefind: ${written.errors.join('; ')}`);
   } finally {
     await pagefind.close();

@@ -36,7 +36,7 @@ try {
     const page = await context.newPage();
     for (const [name, path] of shots) {
       await page.goto(`${t.url}${path}`);
-      if (name === 'search') await page.locator('#search-results a').first().waitFor();
+      if (name === 'search') await page.locator('#search-results[data-complete="true"] a').first().waitFor();
       const file = join(OUT, `${name}-${width}.png`);
       await shoot(page, file, width);
       console.log(`docs/screenshots/${name}-${width}.png  ${path}`);

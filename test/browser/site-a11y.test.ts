@@ -60,7 +60,8 @@ function templates(): Array<[string, string, number]> {
 async function open(page: Page, path: string, status: number): Promise<void> {
   const res = await page.goto(`${t.url}${path}`);
   expect(res?.status(), path).toBe(status);
-  if (path.startsWith('/search/')) await page.locator('#search-results li a').first().waitFor();
+  if (path.startsWith('/search/'))
+    await page.locator('#search-results[data-complete="true"] li a').first().waitFor();
   if (path.startsWith('/verify/')) await page.locator('#result[data-ok="true"]').waitFor();
 }
 
@@ -144,15 +145,20 @@ describe('page weight over the wire', () => {
 
   it('the search page loads no search script until asked, and stays light with its results', async () => {
     const idle = await weigh('/search/');
-    expect([...idle.keys()].filter((p) => p.startsWith('/pagefind/'))).toEqual([]);
-    const sizes = await weigh('/search/?q=seller-3', '#search-results li a');
+    expect([...idle.keys()].filter((p) => p.startsWith('/pagefind'))).toEqual([]);
+    const sizes = await weigh('/search/?q=seller-3', '#search-results[data-complete="true"] li a');
     const loaded = [...sizes.keys()];
     // Pagefind's JS API on the page's own thread: no UI script or stylesheet, no worker.
     expect(loaded.filter((p) => /pagefind-(ui|worker|component|modular)/.test(p))).toEqual([]);
     expect(loaded).toContain('/pagefind/pagefind.js');
+    // The endpoints' bundle is merged into the first (docs/site.md "Search"): its page list and index only, never a
+    // second copy of Pagefind's script or wasm.
+    const merged = loaded.filter((p) => p.startsWith('/pagefind-endpoints/'));
+    expect(merged.some((p) => p.endsWith('.pf_meta'))).toBe(true);
+    expect(merged.filter((p) => p.endsWith('.js') || p.includes('wasm'))).toEqual([]);
     expect(total(sizes), JSON.stringify([...sizes])).toBeLessThan(100 * KB);
     // What does not grow with the index (the page, Pagefind's script and wasm) leaves 20 KB for the index's files:
-    // its page list (`*.pf_meta`) grows about 5.2 bytes a page, and a search at 3,000 endpoints loaded 17.1 KB of
+    // a page list (`*.pf_meta`) grows about 5.2 bytes a page, and a search at 3,000 endpoints loaded 17.1 KB of
     // index files (15.7 KB of them the page list; docs/site.md "Search").
     const fixed = [...sizes].filter(([p]) => !/\.pf_(meta|index|fragment|filter)$/.test(p));
     expect(total(new Map(fixed)), JSON.stringify(fixed)).toBeLessThan(80 * KB);

@@ -201,11 +201,16 @@ describe('links to the endpoint and host pages', () => {
 });
 
 describe('search', () => {
+  // The whole answer: the hosts, services and tasks answer first, the endpoints once their bundle is merged in.
   const results = async (page: Page) => {
-    await page.locator('#search-results li a').first().waitFor({ timeout: 10_000 });
-    return page
-      .locator('#search-results li a')
-      .evaluateAll((links) => links.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
+    await page.locator('#search-results[data-complete="true"] li a').first().waitFor({ timeout: 10_000 });
+    return page.locator('#search-results li a').evaluateAll((links) =>
+      links.map((a) => {
+        // With the hash: a service's record is its endpoint's page at `#known-answers`.
+        const url = new URL((a as HTMLAnchorElement).href);
+        return url.pathname + url.hash;
+      }),
+    );
   };
 
   for (const width of WIDTHS)
@@ -221,6 +226,38 @@ describe('search', () => {
       await fitsScreen(page, width);
       await page.context().close();
     });
+
+  it('answers from the hosts, services and tasks first, then merges the endpoints in', async () => {
+    const page = await pageAt(1280);
+    // The endpoints' bundle is held back until the first answer is on the page.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/pagefind-endpoints/**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await open(page, '/search/?q=seller-3.example');
+    await page.locator('#search-results[data-complete="false"] li a').first().waitFor({ timeout: 10_000 });
+    const first = await page.locator('#search-results li a').evaluateAll((links) =>
+      links.map((a) => {
+        // With the hash: a service's record is its endpoint's page at `#known-answers`.
+        const url = new URL((a as HTMLAnchorElement).href);
+        return url.pathname + url.hash;
+      }),
+    );
+    expect(first).toContain('/hosts/seller-3.example/');
+    expect(first).not.toContain(endpointPagePath(key3));
+    await expect(page.locator('#search-results > p').first().textContent()).resolves.toContain(
+      'looking through the endpoints',
+    );
+    release();
+    const found = await results(page);
+    expect(found).toContain(endpointPagePath(key3));
+    expect(found).toContain('/hosts/seller-3.example/');
+    await page.context().close();
+  });
 
   it('finds an endpoint and its task by the task name', async () => {
     const page = await pageAt(1280);
@@ -242,7 +279,8 @@ describe('accessibility', () => {
       '/search/?q=seller',
     ]) {
       await open(page, path);
-      if (path.startsWith('/search/')) await page.locator('#search-results li a').first().waitFor();
+      if (path.startsWith('/search/'))
+        await page.locator('#search-results[data-complete="true"] li a').first().waitFor();
       const { violations } = await new AxeBuilder({ page }).analyze();
       const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(bad.map((v) => `${path}: ${v.id} ${v.help} ${v.nodes[0]?.html.slice(0, 120)}`)).toEqual([]);
@@ -267,7 +305,9 @@ describe('the build command', () => {
     const page = join('endpoints', key3, 'index.html');
     expect((await stat(join(next, page))).ino).toBe((await stat(join(site, page))).ino);
     // The same records: the search index is linked from the build before, not built again.
-    const entry = join('pagefind', 'pagefind-entry.json');
-    expect((await stat(join(next, entry))).ino).toBe((await stat(join(site, entry))).ino);
+    for (const bundle of ['pagefind', 'pagefind-endpoints']) {
+      const entry = join(bundle, 'pagefind-entry.json');
+      expect((await stat(join(next, entry))).ino, bundle).toBe((await stat(join(site, entry))).ino);
+    }
   }, 240_000);
 });
