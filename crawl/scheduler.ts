@@ -6,11 +6,14 @@
  * `perDomain` when more, times its observed latency) starts next. So the slow, busy hosts that bound the wall time
  * are never starved by quick ones, and with enough global slots every host is kept busy.
  *
- * Once latencies are known, the run is also paced: a crawl is CPU-bound, and requests beyond what finishes the
- * work by the busiest host's bound only queue their answers behind the critical hosts' on every round. The
- * concurrency needed is the work left (Σ requests × latency) over that bound (Little's law); past it, with
- * {@link PACE_HEADROOM}, only hosts on the critical path or not measured yet start. A fleet of equal hosts is never
- * paced: every host is on the critical path.
+ * The run is also paced: a crawl is CPU-bound, and requests beyond what finishes the work by the busiest host's bound
+ * only queue their answers behind the critical hosts' on every round, and hold memory while they wait. The
+ * concurrency needed is the work left (Σ requests × latency) over that bound (Little's law; a host not measured yet
+ * counts at the mean latency seen so far, or all alike before the first answer); past it, with {@link PACE_HEADROOM}
+ * and at least one per host up to {@link PACE_FLOOR}, only hosts on the critical path start, and hosts not measured
+ * yet their first request, within {@link EXPLORE_SLOTS} more. So a catalog where one host holds most of the listings
+ * keeps that host's 3 slots busy and about a hundred requests on its thousands of small hosts, not one on each at
+ * once. A fleet of equal hosts is never paced: every host is on the critical path.
  *
  * A job holds its host's slot only while it talks to the host: once `work` calls `released` (its requests are
  * answered), the host may take its next request while the job goes on (assembling, signing, journaling), and the
@@ -68,6 +71,20 @@ export type Later = (ms: number) => void;
  * latencies that drift), and a host whose time left is within this factor of the longest is on the critical path.
  */
 const PACE_HEADROOM = 1.2;
+
+/**
+ * The paced limit is never below one request per host with work left, up to this many: Little's law alone lets hosts
+ * with time to spare slip until they join the critical path together near the end, and requests beyond it cost
+ * little at this size. Not one per host beyond it: at 2,300 hosts that was the crawl's peak of memory.
+ */
+const PACE_FLOOR = 64;
+
+/**
+ * Past the paced limit, hosts not measured yet may start their first request within this many more: each must be
+ * measured to know whether it bounds the run, but a catalog's thousands of small hosts are measured this many at a
+ * time, not all at once.
+ */
+const EXPLORE_SLOTS = 64;
 
 /** Jobs of a domain's hosts talking to them now, and not started yet. */
 type DomainState = { inFlight: number; left: number };
@@ -302,14 +319,17 @@ function dispatch<T>(run: Run<T>): void {
  * The host to start next, or null. The candidate is the eligible host (below `perHost`, its domain below
  * `perDomain`) with the most estimated time left (unknown latencies count as the mean seen so far): its own
  * rounds of `perHost`, or its domain's rounds of `perDomain` when those are more; on a tie, the one with fewer
- * requests in flight, so a run starts one request on every host before a second. Past the paced limit ({@link PACE_HEADROOM}), only a host
- * on the critical path (its time left within the headroom of the longest) or not measured yet may start.
+ * requests in flight, so a run starts one request on every host before a second. Past the paced limit
+ * ({@link PACE_HEADROOM}, {@link PACE_FLOOR}), only a host on the critical path (its time left within the headroom of
+ * the longest) may start, or, within {@link EXPLORE_SLOTS} more, the first request of a host not measured yet (the
+ * one with the most work left).
  */
 function pickHost<T>(run: Run<T>): HostState<T> | null {
   const { perHost, perDomain, openSeen } = run;
   let best: HostState<T> | null = null;
   let bestScore = -1;
   let unmeasured: HostState<T> | null = null;
+  let unmeasuredScore = -1;
   let work = 0;
   let longest = 0;
   let critical: HostState<T> | null = null;
@@ -332,10 +352,14 @@ function pickHost<T>(run: Run<T>): HostState<T> | null {
       best = host;
       bestScore = score;
     }
-    if (host.done === 0 && (unmeasured === null || host.inFlight < unmeasured.inFlight)) unmeasured = host;
+    if (host.done === 0 && host.inFlight === 0 && score > unmeasuredScore) {
+      unmeasured = host;
+      unmeasuredScore = score;
+    }
   }
   run.critical = critical;
   if (best === null || bestScore * PACE_HEADROOM >= longest) return best;
-  const paced = Math.max(run.open.length, Math.ceil((PACE_HEADROOM * work) / longest));
-  return run.inFlight < paced ? best : unmeasured;
+  const paced = Math.max(Math.min(run.open.length, PACE_FLOOR), Math.ceil((PACE_HEADROOM * work) / longest));
+  if (run.inFlight < paced) return best;
+  return run.inFlight < paced + EXPLORE_SLOTS ? unmeasured : null;
 }

@@ -237,6 +237,45 @@ describe('runPerHost', () => {
     expect(wall).toBe(bound);
   });
 
+  it('with the default ceiling (3 per host), holds a catalog to a few dozen in flight and still meets the dominant bound', async () => {
+    // The crawl's default ceiling is 3 per host, up to 2,048: on a catalog of thousands of small hosts, a first burst
+    // of one request on each was the crawl's peak of memory, while their work needs only a few slots by Little's law.
+    const small: Record<string, number> = {};
+    const latency: Record<string, number> = { dominant: 10 };
+    for (let k = 0; k < 600; k++) {
+      small[`small${k}`] = Math.max(1, Math.round(200 / (k + 1)));
+      latency[`small${k}`] = k % 50 === 49 ? 1500 : 5 + ((k * 37) % 60);
+    }
+    const smallJobs = Object.values(small).reduce((a, b) => a + b, 0);
+    const dominantJobs = Math.round((smallJobs * 72) / 28);
+    const sim = simulation((host) => latency[host] ?? 0);
+    const dominantStarts: number[] = [];
+    const work = (item: { host: string; id: number }) => {
+      if (item.host === 'dominant') dominantStarts.push(sim.now());
+      return sim.work(item);
+    };
+    const ceiling = 3 * 601;
+    const wall = await sim.drive(
+      runPerHost(jobs({ ...small, dominant: dominantJobs }), work, {
+        perHost: 3,
+        concurrency: ceiling,
+        now: sim.now,
+      }),
+    );
+    expect(sim.started.slice(0, 3)).toEqual(['dominant#0', 'dominant#1', 'dominant#2']);
+    expect(dominantStarts).toEqual(dominantStarts.map((_, i) => Math.floor(i / 3) * 10));
+    expect(sim.started).toHaveLength(dominantJobs + smallJobs);
+    expect(wall).toBe(Math.ceil(dominantJobs / 3) * 10);
+    // Every small host was measured within the first tenth of the run, a hundred or so at a time, not 600 at once.
+    expect(sim.maxTotal()).toBeLessThan(ceiling / 10);
+    const firsts = new Map<string, number>();
+    for (const [i, key] of sim.started.entries()) {
+      const host = key.slice(0, key.indexOf('#'));
+      if (!firsts.has(host)) firsts.set(host, sim.load[i]?.at ?? 0);
+    }
+    expect(Math.max(...firsts.values())).toBeLessThan(wall / 10);
+  });
+
   it('refills a freed slot of the dominant host in the same call, without waiting for a later dispatch', async () => {
     const started: string[] = [];
     const releases = new Map<string, () => void>();
