@@ -92,7 +92,7 @@ const START_AHEAD = 2 * PER_HOST;
 export type CrawlResult = { pointer: RunPointer; probed: number; interrupted: number; total: number };
 
 /** The plan as written to `plan.json` before the first probe. */
-type PlanFile = {
+export type PlanFile = {
   started_at: string;
   options: {
     concurrency: number;
@@ -189,7 +189,7 @@ async function startRun(
     plan,
   };
   await mkdir(join(deps.paths.work, runId), { recursive: true });
-  await writeFileDurably(join(deps.paths.work, runId, 'plan.json'), JSON.stringify(planFile));
+  await writeFileDurably(join(deps.paths.work, runId, 'plan.json'), planFileText(planFile));
   deps.log(
     `run ${runId}: ${plan.endpoints.length} endpoints on ${new Set(plan.endpoints.map((e) => e.host)).size} hosts`,
   );
@@ -197,6 +197,29 @@ async function startRun(
   if (disputed > 0)
     deps.log(`${disputed} endpoints have listings that disagree: held to none (disputes.json)`);
   return { runId, planFile };
+}
+
+/** Most text of `plan.json` gathered before it is written out. */
+const PLAN_CHUNK_CHARS = 1 << 16;
+
+/**
+ * `JSON.stringify(planFile)` (its plan last, the plan's endpoints first, as {@link startRun} builds it) in chunks, the
+ * endpoints a few at a time: at 50,000 endpoints the whole text was 33 MB, and its buffer outlived the write well into
+ * the probing.
+ */
+export function* planFileText(planFile: PlanFile): Generator<string> {
+  const { plan, ...head } = planFile;
+  const { endpoints, ...rest } = plan;
+  const headText = JSON.stringify(head);
+  const restText = JSON.stringify(rest);
+  let chunk = `${headText.slice(0, -1)}${headText === '{}' ? '' : ','}"plan":{"endpoints":[`;
+  for (const [i, endpoint] of endpoints.entries()) {
+    chunk += (i === 0 ? '' : ',') + JSON.stringify(endpoint);
+    if (chunk.length < PLAN_CHUNK_CHARS) continue;
+    yield chunk;
+    chunk = '';
+  }
+  yield `${chunk}]${restText === '{}' ? '' : `,${restText.slice(1, -1)}`}}}`;
 }
 
 /**

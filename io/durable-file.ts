@@ -6,12 +6,13 @@ import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
- * Writes `text` to `path` atomically and durably. A reader sees the old file or the new one, never a part.
+ * Writes `text` to `path` atomically and durably. A reader sees the old file or the new one, never a part. `text` may
+ * come in chunks, written one after the other, so a large file is never built as one string.
  * @example await writeFileDurably(join(dir, 'current.json'), JSON.stringify(pointer))
  */
 export async function writeFileDurably(
   path: string,
-  text: string,
+  text: string | Iterable<string>,
   options: { sync?: boolean } = {},
 ): Promise<void> {
   const dir = dirname(path);
@@ -21,7 +22,8 @@ export async function writeFileDurably(
   try {
     const handle = await open(tmp, 'w');
     try {
-      await handle.writeFile(text, 'utf8');
+      // Written at the handle's position: one chunk after the other.
+      for (const chunk of typeof text === 'string' ? [text] : text) await handle.writeFile(chunk, 'utf8');
       if (sync) await handle.sync();
     } finally {
       await handle.close();
