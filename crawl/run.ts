@@ -14,7 +14,7 @@ import { MAX_RETRIES, MAX_RETRY_AFTER_MS, RUN_BUDGET_MS } from '../core/politene
 import type { SourceListing, SourceReport } from '../core/source-listing.ts';
 import { writeFileDurably } from '../io/durable-file.ts';
 import { MAX_IN_FLIGHT_PER_ADDRESS } from '../io/probe/address-slots.ts';
-import { openRunJournal, readRunJournal } from '../io/runs/journal.ts';
+import { openRunJournal, visitRunJournal } from '../io/runs/journal.ts';
 import { acquireRunLock } from '../io/runs/lock.ts';
 import {
   listRuns,
@@ -279,7 +279,7 @@ async function probePlanned(
   const dir = join(deps.paths.work, runId);
   const journalPath = join(dir, 'probes.ndjson');
   const files = createReceiptBatches(join(dir, 'receipts'));
-  const { started, done } = await replay(await readRunJournal(journalPath), files);
+  const { started, done } = await replay(journalPath, files);
   const endpoints = planFile.plan.endpoints;
   const todo = endpoints.filter((e) => !started.has(e.urlNorm));
   const journal = await openRunJournal(journalPath);
@@ -386,28 +386,29 @@ function defaultConcurrency(endpoints: readonly PlannedEndpoint[]): number {
 /**
  * The journal's started URLs and the facts of finished probes (a later record for a URL wins); the receipt files
  * of finished probes are written again, since they were not fsynced. A parsed receipt keeps the member order of its
- * signed text, so `JSON.stringify` gives that text back.
+ * signed text, so `JSON.stringify` gives that text back. The journal is read as a stream, a record at a time: only
+ * the URLs and facts stay in memory, never the receipts of the whole journal.
  */
 async function replay(
-  lines: unknown[],
+  journalPath: string,
   files: ReceiptBatches,
 ): Promise<{ started: Set<string>; done: Map<string, string> }> {
   const started = new Set<string>();
   const done = new Map<string, string>();
-  for (const line of lines) {
+  await visitRunJournal(journalPath, async (line) => {
     const record = line as {
       t?: unknown;
       u?: unknown;
       facts?: CrawlFacts;
       receipt?: ProbedEndpoint['receipt'];
     };
-    if (typeof record.u !== 'string') continue;
+    if (typeof record.u !== 'string') return;
     started.add(record.u);
     if (record.t === 'done' && record.facts !== undefined && record.receipt !== undefined) {
       await files.add(record.receipt.id, JSON.stringify(record.receipt));
       done.set(record.u, JSON.stringify(record.facts));
     }
-  }
+  });
   return { started, done };
 }
 

@@ -4,7 +4,7 @@
  * torn line; {@link readRunJournal} drops it and truncates the file to the last whole line, so `--resume`
  * probes again exactly what was not durably recorded.
  */
-import { open, readFile, truncate } from 'node:fs/promises';
+import { type FileHandle, open, truncate } from 'node:fs/promises';
 
 export type RunJournal = {
   /** Appends one record; resolves once it is on disk. */
@@ -55,41 +55,61 @@ export async function openRunJournal(path: string, options: { fsync?: boolean } 
 
 /**
  * Reads every whole record; a torn last line (no newline, or not JSON) is cut off the file so later appends start
- * on a clean line. A bad line before the last is corruption, not a crash, and throws.
+ * on a clean line. A bad line before the last is corruption, not a crash, and throws. Holds every record: a caller
+ * that keeps less (a crawl's `--resume`) reads with {@link visitRunJournal} instead.
  * @example const records = await readRunJournal(join(workDir, 'probes.ndjson'))
  */
 export async function readRunJournal(path: string): Promise<unknown[]> {
-  let text: string;
+  const records: unknown[] = [];
+  await visitRunJournal(path, (record) => {
+    records.push(record);
+  });
+  return records;
+}
+
+/**
+ * {@link readRunJournal} one record at a time, read as a stream: memory holds one chunk of the file and the record
+ * visited, not the whole journal (at 50,000 probes a crawl's journal holds every signed receipt). `visit` is awaited
+ * before the next record. A bad line is judged once what follows it is known: a whole line after it means corruption
+ * (throws), only a torn tail or nothing means a crash, and the file is cut there.
+ */
+export async function visitRunJournal(
+  path: string,
+  visit: (record: unknown) => void | Promise<void>,
+): Promise<void> {
+  let stream: ReturnType<FileHandle['createReadStream']>;
   try {
-    text = await readFile(path, 'utf8');
+    const handle = await open(path, 'r');
+    stream = handle.createReadStream();
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return [];
+    if ((error as { code?: unknown }).code === 'ENOENT') return;
     throw error;
   }
-  const records: unknown[] = [];
-  let offset = 0;
-  while (offset < text.length) {
-    const end = text.indexOf('\n', offset);
-    const line = end === -1 ? null : text.slice(offset, end);
-    let parsed: unknown;
-    let ok = line !== null;
-    if (line !== null) {
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        ok = false;
+  // Bytes of the whole good lines so far, and where the first bad line began (null: none yet).
+  let good = 0;
+  let badAt: number | null = null;
+  let rest: Buffer = Buffer.alloc(0);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+      for (let end = data.indexOf(0x0a); end !== -1; end = data.indexOf(0x0a)) {
+        const line = data.subarray(0, end);
+        data = data.subarray(end + 1);
+        if (badAt !== null) throw new Error(`${path}: a damaged line before the end (byte ${badAt})`);
+        let record: unknown;
+        try {
+          record = JSON.parse(line.toString('utf8'));
+        } catch {
+          badAt = good;
+          continue;
+        }
+        good += line.length + 1;
+        await visit(record);
       }
+      rest = Buffer.from(data);
     }
-    if (!ok) {
-      if (end !== -1 && text.indexOf('\n', end + 1) !== -1)
-        throw new Error(
-          `${path}: a damaged line before the end (byte ${Buffer.byteLength(text.slice(0, offset))})`,
-        );
-      await truncate(path, Buffer.byteLength(text.slice(0, offset)));
-      break;
-    }
-    records.push(parsed);
-    offset = (end as number) + 1;
+  } finally {
+    stream.destroy();
   }
-  return records;
+  if (badAt !== null || rest.length > 0) await truncate(path, badAt ?? good);
 }

@@ -2,7 +2,7 @@ import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openRunJournal, readRunJournal } from '../../../io/runs/journal.ts';
+import { openRunJournal, readRunJournal, visitRunJournal } from '../../../io/runs/journal.ts';
 import { listRuns, newRunId, publishRun, readPointer, runPaths } from '../../../io/runs/paths.ts';
 
 let dir: string;
@@ -39,6 +39,28 @@ describe('run journal', () => {
     await Promise.all([journal.append({ i: 0 }), journal.appendJson('{"i":1,"r":{"z":1,"a":2}}')]);
     await journal.close();
     expect(await readFile(path, 'utf8')).toBe('{"i":0}\n{"i":1,"r":{"z":1,"a":2}}\n');
+  });
+
+  it('reads a journal larger than one read of the file a record at a time, the torn tail cut at its byte', async () => {
+    // Records across the stream's 64 KiB reads, with multi-byte text, so lines split between two reads and the cut
+    // is counted in bytes.
+    const path = join(dir, 'probes.ndjson');
+    const records = Array.from({ length: 3000 }, (_, i) => ({ i, text: `é${'x'.repeat(i % 97)}` }));
+    const whole = records.map((record) => `${JSON.stringify(record)}\n`).join('');
+    await writeFile(path, `${whole}{"i":3000,"text":"é`);
+    const seen: unknown[] = [];
+    await visitRunJournal(path, async (record) => {
+      seen.push(record);
+    });
+    expect(seen).toEqual(records);
+    expect(await readFile(path, 'utf8')).toBe(whole);
+    await writeFile(path, `${whole}not json\n{"i":3001`);
+    expect(await readRunJournal(path)).toEqual(records);
+    expect(await readFile(path, 'utf8')).toBe(whole);
+    await writeFile(path, `${whole}not json\n${whole}`);
+    await expect(visitRunJournal(path, () => {})).rejects.toThrow(
+      `damaged line before the end (byte ${Buffer.byteLength(whole)})`,
+    );
   });
 
   it('is empty when missing', async () => {
