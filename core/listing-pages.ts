@@ -61,35 +61,6 @@ const SearchShape = v.looseObject({
   resources: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)),
 });
 
-/** One page of a cursor-paged list (Circle's discovery list, `crawl/sources/circle-list.ts`). */
-export type CursorPage = DiscoveryPage & { cursor: string | null };
-
-const CursorShape = v.union([
-  v.looseObject({ items: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)) }),
-  v.looseObject({ resources: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)) }),
-  v.looseObject({ data: v.pipe(v.array(v.unknown()), v.maxLength(MAX_PAGE_ITEMS)) }),
-]);
-
-/**
- * Reads one page of a cursor-paged discovery list: discovery items under `items`, `resources` or `data`; the next
- * page's cursor from `pagination.nextCursor`, `pagination.next_cursor`, `nextCursor` or `next_cursor` (null when
- * there is none, or it is not a bounded plain string); `pagination.total` when given.
- */
-export function parseCursorPage(value: unknown, source: string): ({ ok: true } & CursorPage) | Failure {
-  const page = v.safeParse(CursorShape, value);
-  if (!page.success)
-    return shapeFailure('a discovery page ({ items | resources | data: [...] })', page.issues[0]);
-  const out = page.output as Record<string, unknown>;
-  const list = (out['items'] ?? out['resources'] ?? out['data']) as unknown[];
-  const pagination = isRecord(out['pagination']) ? out['pagination'] : {};
-  const raw =
-    pagination['nextCursor'] ?? pagination['next_cursor'] ?? out['nextCursor'] ?? out['next_cursor'] ?? null;
-  const cursor = typeof raw === 'string' && /^[\x21-\x7e]{1,512}$/.test(raw) ? raw : null;
-  const total = v.is(count, pagination['total']) ? (pagination['total'] as number) : null;
-  const items = readItems(list, (item) => discoveryListing(item, source));
-  return { ok: true, ...items, count: list.length, total, cursor };
-}
-
 /** Reads a discovery search answer (`GET <base>/discovery/search`: `{ resources: [...] }`, docs/x402.md §6.2). */
 export function parseSearchPage(value: unknown, source: string): ({ ok: true } & PageItems) | Failure {
   const page = v.safeParse(SearchShape, value);

@@ -1,7 +1,7 @@
 /**
  * A loopback catalog shaped like the public ones (docs/decisions.md "The crawl"): one host holding most listings,
  * a few small hosts, items with every published field (`sandbox/catalog-items.ts`), a CDP-shaped list and a
- * cursor-paged list in Circle's assumed shape listing some of the same endpoints, and sellers that end before their
+ * list in Circle's shape listing some of the same endpoints, and sellers that end before their
  * paywall in each way `core/probe-state.ts` names, one that asks to be left alone (429 with `Retry-After` once), and
  * one whose 402 carries terms in both header and body (the header is judged). `remove` takes listings out, for a
  * second crawl that finds them delisted. Every request's User-Agent is recorded.
@@ -26,7 +26,7 @@ import {
 export type CatalogSeller = CatalogItemSpec & {
   /** The probe state a crawl should find, or null for a seller that reaches its paywall. */
   expectState: string | null;
-  /** Listed in the cursor-paged (Circle-shaped) list as well. */
+  /** Listed in the Circle-shaped list as well. */
   alsoCircle?: boolean;
 };
 
@@ -163,14 +163,19 @@ function cdpPage(res: ServerResponse, url: URL, entries: CatalogSeller[]): void 
   sendJson(res, 200, { x402Version: 2, items, pagination: { limit, offset, total: entries.length } });
 }
 
-/** The Circle-shaped page: the entries listed there too, 2 a page, items under `data`, an opaque cursor. */
+/**
+ * The Circle-shaped page (docs/decisions.md "Circle's discovery list"): the entries listed there too, 2 a page by
+ * `offset`, with `pagination.total`; each item's method, description, service name and tags under `metadata`.
+ */
 function circlePage(res: ServerResponse, url: URL, entries: CatalogSeller[]): void {
   const circle = entries.filter((e) => e.alsoCircle === true);
-  const cursor = url.searchParams.get('cursor');
-  const at = cursor === null ? 0 : Number(Buffer.from(cursor, 'base64url').toString('utf8'));
-  const data = circle.slice(at, at + 2).map(catalogItem);
-  const next = at + 2 < circle.length ? Buffer.from(String(at + 2)).toString('base64url') : null;
-  sendJson(res, 200, { data, pagination: { nextCursor: next } });
+  const offset = Math.max(Number(url.searchParams.get('offset') ?? 0) || 0, 0);
+  const items = circle.slice(offset, offset + 2).map((entry) => {
+    const { serviceName, tags, description, ...item } = catalogItem(entry);
+    const provider = { ...(serviceName === undefined ? {} : { name: serviceName }), tags };
+    return { ...item, metadata: { provider, method: entry.method ?? 'GET', description, siwx: false } };
+  });
+  sendJson(res, 200, { x402Version: 2, items, pagination: { limit: 2, offset, total: circle.length } });
 }
 
 /** The sellers: each path one behaviour; `n` is how many requests this URL got so far. */

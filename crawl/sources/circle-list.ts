@@ -1,88 +1,60 @@
 /**
- * Circle's discovery list, the third default source (`data/sources.json`). Its paging is not published where this
- * project could read it, so the adapter assumes, and docs/decisions.md "Circle's discovery list" says so: `GET <base>`
- * with `limit=` (and `type=http`), items shaped like the x402 discovery list's (docs/x402.md §6.2) under `items`,
- * `resources` or `data`; the next page named by a cursor (`pagination.nextCursor`, `next_cursor`…) sent back as
- * `cursor=`, else by `offset=` as the CDP list pages. Every parameter name is configurable, so a list that names
- * them otherwise needs a change of {@link CirclePaging}, not of the reader.
+ * Circle's discovery list, the third default source (`data/sources.json`; docs/decisions.md "Circle's discovery list"
+ * cites Circle's pages): `GET https://api.circle.com/v2/x402/discovery/resources`, public, with `type=http`, `limit`
+ * and `offset`, answering the x402 discovery list's page (`{ x402Version, items, pagination: { limit, offset,
+ * total } }`), so it is paged as the CDP list is (`crawl/sources/discovery-list.ts`). Its items are discovery items
+ * whose service details sit under `metadata`: the method as `metadata.method`, the service's name and tags under
+ * `metadata.provider`, the endpoint's description as `metadata.description`. Each item is read with those lifted to
+ * where the discovery reader finds them, a field the item itself carries winning.
  */
-import { parseCursorPage } from '../../core/listing-pages.ts';
-import { pagedRead, type SourceRead } from './_result.ts';
+
+import type { SourceRead } from './_result.ts';
+import { type DiscoveryPaging, readDiscoveryList } from './discovery-list.ts';
 import type { FetchJson } from './fetch-json.ts';
 
-/** How the list is paged; {@link CIRCLE_PAGING} holds the assumed defaults. */
-export type CirclePaging = {
-  limit: number;
-  maxPages: number;
-  limitParam: string;
-  cursorParam: string;
-  offsetParam: string;
-  /** Extra query members every page carries (`type=http`). */
-  query: Record<string, string>;
-};
+/** Circle's list pages as CDP's does: 100 an answer, at most 2,000 answers. */
+export const CIRCLE_PAGING: DiscoveryPaging = { limit: 100, maxPages: 2000 };
 
-/** The assumed paging of Circle's list (docs/decisions.md "Circle's discovery list"). */
-export const CIRCLE_PAGING: CirclePaging = {
-  limit: 100,
-  maxPages: 2000,
-  limitParam: 'limit',
-  cursorParam: 'cursor',
-  offsetParam: 'offset',
-  query: { type: 'http' },
-};
-
-/**
- * Reads every page: by cursor while the list gives one, else by offset until `pagination.total`, a short or empty
- * page. A failing page ends the read and what came before is kept; a list that answers the same page again (a
- * cursor or offset it ignores) is stopped at the repeat.
- */
-export async function readCircleList(
+/** Reads every page of Circle's list. A failing page ends the read; what came before is kept. */
+export function readCircleList(
   fetchJson: FetchJson,
   name: string,
   base: string,
-  paging: CirclePaging = CIRCLE_PAGING,
+  paging: DiscoveryPaging = CIRCLE_PAGING,
 ): Promise<SourceRead> {
-  const read = pagedRead(name);
-  let at: { cursor: string } | { offset: number } = { offset: 0 };
-  let previousFirst: string | null = null;
-  for (;;) {
-    if (read.pages >= paging.maxPages) {
-      read.stop(`stopped after ${read.pages} pages`);
-      break;
-    }
-    const where = 'cursor' in at ? `cursor ${at.cursor.slice(0, 40)}` : `offset ${at.offset}`;
-    const fetched = await fetchJson(pageUrl(base, paging, at));
-    const page = fetched.ok ? parseCursorPage(fetched.value, name) : null;
-    if (page === null || !page.ok) {
-      read.stop(`page at ${where}: ${page === null ? (fetched as { note: string }).note : page.message}`);
-      break;
-    }
-    if (page.count === 0) break;
-    const first = page.listings[0]?.urlNorm ?? null;
-    if (first !== null && first === previousFirst) {
-      read.stop(`the list repeats itself at ${where}`);
-      break;
-    }
-    previousFirst = first;
-    if (!read.add(page, where)) break;
-    if (page.cursor !== null) at = { cursor: page.cursor };
-    else if ('cursor' in at) break;
-    else {
-      const offset: number = at.offset + page.count;
-      if ((page.total !== null && offset >= page.total) || (page.total === null && page.count < paging.limit))
-        break;
-      at = { offset };
-    }
-  }
-  return read.finish();
+  return readDiscoveryList(
+    async (url) => {
+      const fetched = await fetchJson(url);
+      return fetched.ok ? { ...fetched, value: withLiftedItems(fetched.value) } : fetched;
+    },
+    name,
+    base,
+    paging,
+  );
 }
 
-/** The URL of one page, keeping any query the base already has. */
-function pageUrl(base: string, paging: CirclePaging, at: { cursor: string } | { offset: number }): string {
-  const url = new URL(base);
-  for (const [key, value] of Object.entries(paging.query)) url.searchParams.set(key, value);
-  url.searchParams.set(paging.limitParam, String(paging.limit));
-  if ('cursor' in at) url.searchParams.set(paging.cursorParam, at.cursor);
-  else if (at.offset > 0) url.searchParams.set(paging.offsetParam, String(at.offset));
-  return url.href;
+/** The page with each item's `metadata` fields lifted; anything not of the expected shape is left as it came. */
+function withLiftedItems(page: unknown): unknown {
+  if (!isRecord(page) || !Array.isArray(page['items'])) return page;
+  return { ...page, items: page['items'].map(lifted) };
+}
+
+/** One item with `metadata.method`, `metadata.description` and `metadata.provider`'s name and tags lifted. */
+function lifted(item: unknown): unknown {
+  if (!isRecord(item) || !isRecord(item['metadata'])) return item;
+  const meta = item['metadata'];
+  const provider = isRecord(meta['provider']) ? meta['provider'] : {};
+  const given = (key: string, value: unknown) =>
+    item[key] === undefined && value !== undefined ? { [key]: value } : {};
+  return {
+    ...item,
+    ...given('method', meta['method']),
+    ...given('serviceName', provider['name']),
+    ...given('tags', provider['tags']),
+    ...given('description', meta['description'] ?? provider['description']),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

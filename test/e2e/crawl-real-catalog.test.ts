@@ -3,7 +3,7 @@
  * SSRF-gated prober (loopback allowed only through the test's allow list): every listing's price, network and wallet
  * as the catalog wrote them, metadata and listing notes kept, why each listing never reached its paywall in the
  * index, the skip records and the receipts, a 429 with Retry-After paused and asked again in the same run, the
- * header judged over the body, a named User-Agent, an opted-out host left alone, Circle's list read by its cursor,
+ * header judged over the body, a named User-Agent, an opted-out host left alone, Circle's list read by its offset,
  * the per-host daily budget shared across runs; then listings removed and a second crawl that marks them delisted.
  */
 import { randomBytes } from 'node:crypto';

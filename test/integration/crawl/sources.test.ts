@@ -15,6 +15,10 @@ import { parseSourceConfig, readSource, sourceSpecOf } from '../../../crawl/sour
 import { createProber } from '../../../io/probe/prober.ts';
 
 const WALLET = '0x1111111111111111111111111111111111111111';
+/** A page of Circle's list in its published shape (docs/decisions.md "Circle's discovery list"), values our own. */
+const circlePage = JSON.parse(
+  await readFile(join(import.meta.dirname, '../../fixtures/circle-discovery-page.json'), 'utf8'),
+) as { items: unknown[] };
 const TOTAL = 45;
 const item = (i: number) => ({
   resource: `https://seller${i % 4}.example/r/${i}`,
@@ -73,16 +77,11 @@ beforeAll(async () => {
           200,
           JSON.stringify({ version: 1, resources: ['https://o.example/a', 42, `${base}/own`] }),
         );
-      case '/circle/resources': {
-        // Cursor-paged: the cursor is the next index, written opaquely; items under `data`.
-        const at = Number((url.searchParams.get('cursor') ?? 'c0').slice(1));
-        const data = Array.from({ length: TOTAL }, (_, i) => item(i)).slice(at, at + 20);
-        const next = at + 20 < TOTAL ? `c${at + 20}` : null;
-        return send(200, JSON.stringify({ data, pagination: { nextCursor: next } }));
-      }
-      case '/circle-offset/resources': {
-        const items = Array.from({ length: TOTAL }, (_, i) => item(i)).slice(offset, offset + limit);
-        return send(200, JSON.stringify({ items, pagination: { total: TOTAL } }));
+      case '/v2/x402/discovery/resources': {
+        // Circle's page, served 2 items at a time from a recorded page of its published shape.
+        const items = circlePage.items.slice(offset, offset + Math.min(limit, 2));
+        const pagination = { limit: Math.min(limit, 2), offset, total: circlePage.items.length };
+        return send(200, JSON.stringify({ x402Version: 2, items, pagination }));
       }
       case '/five-hundred':
         return send(500, '{}');
@@ -128,18 +127,47 @@ describe('listing sources', () => {
     });
   });
 
-  it("reads Circle's list by its cursor, and by offset when it gives none", async () => {
+  it("reads Circle's list by offset to its total, with each item's method, name, tags and description from its metadata", async () => {
     requests.length = 0;
-    const byCursor = await read(`circle:${base}/circle/resources`);
-    expect(byCursor.report).toMatchObject({ ok: true, items: TOTAL, note: `3 pages, ${TOTAL} items` });
+    const got = await read(`circle:${base}/v2/x402/discovery/resources`);
     expect(requests).toEqual([
-      '/circle/resources?type=http&limit=100',
-      '/circle/resources?type=http&limit=100&cursor=c20',
-      '/circle/resources?type=http&limit=100&cursor=c40',
+      '/v2/x402/discovery/resources?type=http&limit=100&offset=0',
+      '/v2/x402/discovery/resources?type=http&limit=100&offset=2',
+      '/v2/x402/discovery/resources?type=http&limit=100&offset=4',
     ]);
-    const byOffset = await read(`circle:${base}/circle-offset/resources`);
-    expect(byOffset.report).toMatchObject({ ok: true, items: TOTAL });
-    expect(new Set(byOffset.listings.map((l) => l.urlNorm)).size).toBe(TOTAL);
+    // The MCP item is refused (not an http resource); the rest are read.
+    expect(got.report).toMatchObject({ ok: true, items: 4 });
+    const byUrl = new Map(got.listings.map((l) => [l.url, l]));
+    expect(byUrl.get('https://quotes.example/v1/price')).toMatchObject({
+      method: 'GET',
+      priceUsd: 0.0025,
+      network: 'eip155:8453',
+      asset: BASE_USDC,
+      payTo: '0x2222222222222222222222222222222222222222',
+      source: `127.0.0.1-${new URL(base).port}`,
+      metadata: {
+        serviceName: 'Quotes Example',
+        tags: ['markets', 'quotes'],
+        description: 'The last traded price of a symbol.',
+        iconUrl: null,
+        lastUpdated: '2026-10-02T09:15:00.000Z',
+      },
+    });
+    expect(byUrl.get('https://mail.example/send')).toMatchObject({
+      method: 'POST',
+      network: 'eip155:137',
+      payTo: '0x3333333333333333333333333333333333333333',
+      metadata: { serviceName: 'Mail Example', tags: ['email'], description: null },
+    });
+    // Without an endpoint description, the provider's; a field the item itself carries wins over its metadata.
+    expect(byUrl.get('https://search.example/query')?.metadata).toMatchObject({
+      description: 'Web search for agents.',
+    });
+    expect(byUrl.get('https://weather.example/today')?.metadata).toMatchObject({
+      serviceName: 'Weather Today',
+      description: "Today's weather for a city.",
+    });
+    expect(byUrl.has('https://tools.example/mcp')).toBe(false);
   });
 
   it('reads an x402scan-style list by shape, page by page', async () => {
