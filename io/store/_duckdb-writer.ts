@@ -19,6 +19,11 @@ export type IndexWriter = {
   receipts(rows: readonly ReceiptRow[]): void;
   /** Queues one observation. */
   observation(row: ObservationRow): void;
+  /**
+   * Receipt rows not surely in the table yet (queued, or being inserted right now). A read takes them with the table
+   * instead of flushing first (`_duckdb-reads.ts`), so it never waits for a pass or a run chunk.
+   */
+  pendingReceipts(): readonly ReceiptRow[];
   /** Observations of one endpoint not yet in the table (queued, being inserted right now, or held). */
   unflushed(urlNorm: string, method: HttpMethod): Observation[];
   /**
@@ -31,8 +36,9 @@ export type IndexWriter = {
   /**
    * Runs `work` (a crawl run's chunk, written on a connection of its own) between two passes, never beside one:
    * DuckDB refuses one of two overlapping inserts into a keyed table, and the refused pass then went in row by row
-   * (one `GET /v1/receipts` waited 108 s behind that during a 50,000-receipt ingest). A read's flush waits for at
-   * most the one chunk under way.
+   * (one `GET /v1/receipts` waited 108 s behind that during a 50,000-receipt ingest). The receipt reads do not flush
+   * (they add {@link IndexWriter.pendingReceipts}), so they wait for neither; a read of a host's rows still flushes
+   * and waits for at most the one chunk under way.
    */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
 };
@@ -42,6 +48,7 @@ export function createIndexWriter(writes: IndexWrites): IndexWriter {
   let receiptQueue: ReceiptRow[] = [];
   let observationQueue: ObservationRow[] = [];
   let inFlight: ObservationRow[] = [];
+  let receiptsInFlight: ReceiptRow[] = [];
   const held = new Set<readonly ObservationRow[]>();
   let timer: ReturnType<typeof setTimeout> | null = null;
   let turn: Promise<unknown> = Promise.resolve();
@@ -55,11 +62,16 @@ export function createIndexWriter(writes: IndexWrites): IndexWriter {
   // keep arriving under load (a loop until the queues are empty never ends while checks keep coming).
   const drain = (): Promise<void> => exclusive(pass);
   const pass = async (): Promise<void> => {
-    const receipts = receiptQueue;
+    receiptsInFlight = receiptQueue;
     inFlight = observationQueue;
     receiptQueue = [];
     observationQueue = [];
-    await writes.receipts(receipts);
+    try {
+      await writes.receipts(receiptsInFlight);
+    } finally {
+      // Committed (or refused for good): a read that starts from here on finds them in the table.
+      receiptsInFlight = [];
+    }
     await writes.observations(inFlight);
     inFlight = [];
   };
@@ -85,6 +97,8 @@ export function createIndexWriter(writes: IndexWrites): IndexWriter {
       observationQueue.push(row);
       schedule();
     },
+    pendingReceipts: () =>
+      receiptsInFlight.length === 0 ? receiptQueue.slice() : [...receiptsInFlight, ...receiptQueue],
     unflushed: (urlNorm, method) =>
       [...inFlight, ...observationQueue, ...[...held].flat()]
         .filter(([u, m]) => u === urlNorm && m === method)

@@ -52,9 +52,13 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
   const runDb = await instance.connect();
   const runWrites = await createIndexWrites(runDb);
   let runImport: Promise<unknown> = Promise.resolve();
+  // The receipt reads (by id, by URL, the list) query a connection that never writes: on the writing one they would
+  // wait for the statement under way (a pass of the live queue). They do not flush either: each adds the rows the
+  // writer has not committed yet, so none waits for a pass or for a run chunk holding the writer's turn.
+  const readDb = await instance.connect();
   const paidCalls = await openPaidCalls(db);
   const observations = await openObservationCache(db, writer);
-  const reads = createIndexReads(db, writer.flush, readBody);
+  const reads = createIndexReads(db, readDb, writer, readBody);
 
   const store: Store = {
     indexReceipts(rows) {
@@ -97,6 +101,7 @@ export async function openDuckDbStore(path: string, options: DuckDbStoreOptions 
       await writer.flush();
       await runImport;
       runDb.closeSync();
+      readDb.closeSync();
       importDb.closeSync();
       db.closeSync();
       instance.closeSync();
