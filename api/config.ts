@@ -4,6 +4,7 @@
  */
 import * as v from 'valibot';
 import { type Cidr, parseCidrList } from '../core/ssrf.ts';
+import { DUCKDB_LIMITS, type DuckDbLimits } from '../io/duckdb/instance.ts';
 import { readEnv, SHARED_ENV, type SharedConfig, sharedConfigOf } from '../io/environment.ts';
 import { DATABASE_WAIT_MS } from '../io/postgres/wait.ts';
 
@@ -30,6 +31,8 @@ export type Config = SharedConfig & {
    * `PROBE_LEASE_MS` of `api/watch-probes.ts`); a dead instance's endpoints are probed again once it ends.
    */
   watchLeaseMs: number;
+  /** `DUCKDB_MEMORY_MB`, `DUCKDB_THREADS`: the bounds of each embedded DuckDB database (`io/duckdb/instance.ts`). */
+  duckdb: DuckDbLimits;
 };
 
 const Address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x address of 40 hex digits'));
@@ -74,6 +77,14 @@ const Env = v.object({
     '30000',
   ),
   IMPORT_WAIT_MS: v.optional(Millis, '15000'),
+  DUCKDB_MEMORY_MB: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,6}$/), v.transform(Number), v.minValue(16), v.maxValue(1_048_576)),
+    String(DUCKDB_LIMITS.memoryMb),
+  ),
+  DUCKDB_THREADS: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(256)),
+    String(DUCKDB_LIMITS.threads),
+  ),
 });
 
 /** Reads and validates the environment; throws a `TypeError` naming the bad variable. */
@@ -94,6 +105,7 @@ export function readConfig(env: Record<string, string | undefined>): Config {
     importWaitMs: e.IMPORT_WAIT_MS,
     watchIntervalSeconds: e.WATCH_INTERVAL_S,
     watchLeaseMs: e.WATCH_LEASE_MS,
+    duckdb: { memoryMb: e.DUCKDB_MEMORY_MB, threads: e.DUCKDB_THREADS },
   };
 }
 

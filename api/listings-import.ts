@@ -69,7 +69,7 @@ async function importIntoPostgres(url: string, listings: ListingRow[]): Promise<
 async function importIntoDuckDb(listings: ListingRow[], text: string): Promise<void> {
   await mkdir(config.dataDir, { recursive: true });
   try {
-    const store = await openDuckDbStore(paths.database);
+    const store = await openDuckDbStore(paths.database, { limits: config.duckdb });
     const stored = await store.importListings(listings);
     await store.close();
     console.log(`imported ${stored} listings into ${paths.database}`);

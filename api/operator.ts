@@ -34,7 +34,7 @@ export async function runOperatorOp(op: IntegratorOp): Promise<void> {
   if (config.database !== null) return runOnPostgres(config, config.database, op);
   let store: IntegratorStore;
   try {
-    store = await openIntegratorStore(paths.integrators);
+    store = await openIntegratorStore(paths.integrators, undefined, config.duckdb);
   } catch (error) {
     if (!/lock/i.test((error as Error).message)) throw error;
     const name = `${OPERATOR_INBOX_PREFIX}${Date.now()}-${op.op}`;

@@ -68,12 +68,12 @@ export async function openState(
   if (config.database === null) {
     const quota = createQuota({ now });
     return {
-      store: await openDuckDbStore(paths.database, { bodies }),
+      store: await openDuckDbStore(paths.database, { bodies, limits: config.duckdb }),
       quota: quotaPort(quota),
       journaledQuota: quota,
-      integrators: await openIntegratorStore(paths.integrators),
+      integrators: await openIntegratorStore(paths.integrators, undefined, config.duckdb),
       tasks: memoryTasks(),
-      watches: await openDuckDbWatchStore(paths.watches),
+      watches: await openDuckDbWatchStore(paths.watches, config.duckdb),
       close: async () => {},
     };
   }

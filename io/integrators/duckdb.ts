@@ -4,7 +4,8 @@
  * single-writer). Operations run one at a time: each is one transaction. The invoice half is `_duckdb-invoices.ts`.
  */
 import { randomBytes } from 'node:crypto';
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { type DuckDbLimits, openDuckDbInstance } from '../duckdb/instance.ts';
 import { select } from '../duckdb/query.ts';
 import { duckdbInvoices, INVOICE_SCHEMA, tokenizeInvoices } from './_duckdb-invoices.ts';
 import { integratorOf, keyOf } from './_rows.ts';
@@ -31,8 +32,9 @@ ${INVOICE_SCHEMA}`;
 export async function openIntegratorStore(
   path: string,
   random: (n: number) => Uint8Array = (n) => new Uint8Array(randomBytes(n)),
+  limits?: DuckDbLimits,
 ): Promise<IntegratorStore> {
-  const instance = await DuckDBInstance.create(path);
+  const instance = await openDuckDbInstance(path, limits);
   const db = await instance.connect();
   await db.run(SCHEMA);
   await tokenizeInvoices(db, random);

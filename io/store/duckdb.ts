@@ -16,10 +16,12 @@
  * (`_duckdb-schema.ts`), the writer (`_duckdb-writer.ts`), the flushed reads (`_duckdb-index-reads.ts`), listings
  * (`_duckdb-listings.ts`) and paid calls (`_duckdb-paid-calls.ts`).
  */
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { LIMITS } from '../../core/limits.ts';
 import type { HttpMethod, Observation } from '../../core/model.ts';
-import { select } from '../duckdb/query.ts';
+import { coalesced, serialQueue } from '../duckdb/coalesce.ts';
+import { type DuckDbLimits, openDuckDbInstance } from '../duckdb/instance.ts';
+import { CHUNK, select } from '../duckdb/query.ts';
 import { applySchema } from '../duckdb/schema.ts';
 import type { ReceiptBodies } from '../receipts/bodies.ts';
 import { createIndexWrites } from './_duckdb-index-writes.ts';
@@ -32,14 +34,17 @@ import { endpointOf, type Store } from './port.ts';
 
 const LOADED_ENDPOINTS = 10_000;
 
-/** Where the bodies of `bodyInFile` rows are read from; without it every row keeps its body in the index. */
-export type DuckDbStoreOptions = { bodies?: ReceiptBodies };
+/**
+ * `bodies`: where the bodies of `bodyInFile` rows are read from; without it every row keeps its body in the index.
+ * `limits`: the database's memory and threads (`io/duckdb/instance.ts`).
+ */
+export type DuckDbStoreOptions = { bodies?: ReceiptBodies; limits?: DuckDbLimits };
 
 /** Opens (or creates) the database file and its schema. */
 export async function openDuckDbStore(path: string, options: DuckDbStoreOptions = {}): Promise<Store> {
   const { bodies } = options;
   const readBody = bodies ? (id: string) => bodies.read(id) : null;
-  const instance = await DuckDBInstance.create(path);
+  const instance = await openDuckDbInstance(path, options.limits);
   const db = await instance.connect();
   await applySchema(db);
   const writer = createIndexWriter(await createIndexWrites(db));
@@ -127,19 +132,16 @@ async function openObservationCache(db: DuckDBConnection, writer: IndexWriter): 
       key(String(row.url_norm), row.method === 'POST' ? 'POST' : 'GET'),
     ),
   );
+  // Histories not in memory are read many at once: the watcher asks for hundreds at a time, and one statement per
+  // endpoint scanned the whole table each (io/duckdb/coalesce.ts).
+  const stored = coalesced(serialQueue(), (asks: Array<{ urlNorm: string; method: HttpMethod }>) =>
+    storedHistories(db, asks),
+  );
   const load = async (urlNorm: string, method: HttpMethod, k: string): Promise<Observation[]> => {
     // No flush: what the table does not hold yet is still in the queue, and is merged in below.
-    const rows = known.has(k)
-      ? await select(
-          db,
-          `SELECT observed_at, http_status, price_usd, amount_atomic, network, asset, pay_to FROM observations
-           WHERE url_norm = ? AND method = ? ORDER BY observed_at DESC LIMIT ${LIMITS.historyKept}`,
-          [urlNorm, method],
-        )
-      : [];
+    const rows = known.has(k) ? await stored({ urlNorm, method }) : [];
     const byTime = new Map<string, Observation>();
-    for (const item of [...rows.map(toStoredObservation), ...writer.unflushed(urlNorm, method)])
-      byTime.set(item.observed_at, item);
+    for (const item of [...rows, ...writer.unflushed(urlNorm, method)]) byTime.set(item.observed_at, item);
     const list = [...byTime.values()]
       .sort((a, b) => b.observed_at.localeCompare(a.observed_at))
       .slice(0, LIMITS.historyKept);
@@ -170,4 +172,28 @@ async function openObservationCache(db: DuckDBConnection, writer: IndexWriter): 
       return [...(await pending)];
     },
   };
+}
+
+/**
+ * The newest {@link LIMITS.historyKept} stored observations of each endpoint asked, in one statement per
+ * {@link CHUNK} endpoints; each ask gets its own (by its row of `VALUES`), in no particular order.
+ */
+async function storedHistories(
+  db: DuckDBConnection,
+  asks: Array<{ urlNorm: string; method: HttpMethod }>,
+): Promise<Observation[][]> {
+  const found: Observation[][] = asks.map(() => []);
+  for (let start = 0; start < asks.length; start += CHUNK) {
+    const part = asks.slice(start, start + CHUNK);
+    const rows = await select(
+      db,
+      `SELECT a.ask, o.observed_at, o.http_status, o.price_usd, o.amount_atomic, o.network, o.asset, o.pay_to
+       FROM observations o JOIN (VALUES ${part.map(() => '(?, ?, ?)').join(', ')}) a(ask, url_norm, method)
+         ON o.url_norm = a.url_norm AND o.method = a.method
+       QUALIFY row_number() OVER (PARTITION BY a.ask ORDER BY o.observed_at DESC) <= ${LIMITS.historyKept}`,
+      part.flatMap((a, i) => [start + i, a.urlNorm, a.method]),
+    );
+    for (const r of rows) found[Number(r.ask)]?.push(toStoredObservation(r));
+  }
+  return found;
 }

@@ -11,31 +11,8 @@ import { CHUNK, select } from '../duckdb/query.ts';
 import { deliveryOf, statesOf, watchOf } from './_rows.ts';
 import type { Delivery, DueEndpoint, ProbeResult, WatchRow } from './port.ts';
 
-/** The store's queue: runs `work` after every call queued before it. */
-export type Serial = <T>(work: () => Promise<T>) => Promise<T>;
-
-/**
- * Coalesces calls: the first call queues one job on `serial`; every call made before that job starts joins it, and
- * the job runs `many` once over all of them. `many` answers in the order of its arguments.
- */
-export function coalesced<A, R>(serial: Serial, many: (args: A[]) => Promise<R[]>): (arg: A) => Promise<R> {
-  let waiting: Array<{ arg: A; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
-  return (arg) =>
-    new Promise<R>((resolve, reject) => {
-      waiting.push({ arg, resolve, reject });
-      if (waiting.length > 1) return;
-      void serial(async () => {
-        const batch = waiting;
-        waiting = [];
-        try {
-          const out = await many(batch.map((b) => b.arg));
-          for (const [i, b] of batch.entries()) b.resolve(out[i] as R);
-        } catch (error) {
-          for (const b of batch) b.reject(error);
-        }
-      });
-    });
-}
+// The coalescing itself is shared with the index's reads (`io/duckdb/coalesce.ts`).
+export { coalesced, type Serial } from '../duckdb/coalesce.ts';
 
 /** `VALUES (?, ?), (?, ?)…` for `rows` rows of `width` values. */
 function valuesList(rows: number, width: number): string {

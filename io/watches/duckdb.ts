@@ -3,7 +3,8 @@
  * one process, calls run one at a time, each one transaction, so what a call acknowledged is in DuckDB's
  * write-ahead log and survives a SIGKILL. `':memory:'` gives a store that forgets (tests).
  */
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { type DuckDbLimits, openDuckDbInstance } from '../duckdb/instance.ts';
 import { CHUNK, select } from '../duckdb/query.ts';
 import {
   activeWatchesMany,
@@ -37,10 +38,10 @@ CREATE TABLE IF NOT EXISTS watch_outbox (
 ALTER TABLE watches ADD COLUMN IF NOT EXISTS ended_at BIGINT;
 `;
 
-/** Opens (or creates) the store at `path`. */
+/** Opens (or creates) the store at `path`, within `limits` (`io/duckdb/instance.ts`). */
 // long: the port as one object literal, one short statement per call, as the other DuckDB stores are
-export async function openDuckDbWatchStore(path: string): Promise<WatchStore> {
-  const instance = await DuckDBInstance.create(path);
+export async function openDuckDbWatchStore(path: string, limits?: DuckDbLimits): Promise<WatchStore> {
+  const instance = await openDuckDbInstance(path, limits);
   const db = await instance.connect();
   await db.run(SCHEMA);
   let queue: Promise<unknown> = Promise.resolve();

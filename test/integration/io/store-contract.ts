@@ -153,6 +153,30 @@ export function testStore(name: string, open: () => Promise<Store>): void {
       expect((await store.observations('https://a.example/x', 'GET'))[0]?.pay_to).toBeNull();
     });
 
+    it('answers many histories asked at once each with its own endpoint and method, newest 30 first', async () => {
+      // More endpoints than one statement binds, never read before: a store that reads them together from its
+      // table must give each ask its own rows.
+      const at = (i: number) => new Date(Date.UTC(2026, 10, 4, 0, 0, i)).toISOString();
+      const url = (i: number) => `https://many.example/${i}`;
+      for (let i = 0; i < 450; i++)
+        store.addObservation(url(i), 'GET', obs(at(i), `0x${String(i).padStart(40, '0')}`));
+      store.addObservation(url(3), 'POST', obs(at(999), null));
+      for (let i = 0; i < 35; i++) store.addObservation(url(7), 'GET', obs(at(1000 + i), null));
+      await store.flush();
+      const asks = [...Array.from({ length: 450 }, (_, i) => i), 3, 7];
+      const got = await Promise.all(asks.map((i) => store.observations(url(i), 'GET')));
+      for (const [n, i] of asks.entries()) {
+        if (i === 7) continue;
+        expect(got[n], url(i)).toEqual([obs(at(i), `0x${String(i).padStart(40, '0')}`)]);
+      }
+      const seven = got[asks.length - 1] ?? [];
+      expect(seven).toHaveLength(30);
+      expect(seven[0]?.observed_at).toBe(at(1034));
+      expect(seven[29]?.observed_at).toBe(at(1005));
+      expect(await store.observations(url(3), 'POST')).toEqual([obs(at(999), null)]);
+      expect(await store.observations(url(450), 'GET')).toEqual([]);
+    });
+
     it("takes a crawl run's rows in idempotently, readable by id, by URL and in the endpoint's history", async () => {
       const at = (i: number) => new Date(Date.UTC(2026, 10, 2, 0, 0, i)).toISOString();
       const rows = Array.from({ length: 1200 }, (_, i) => check(`sc-run-${i}`, at(i), {})).map((r, i) => ({

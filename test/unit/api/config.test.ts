@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../../api/config.ts';
 
@@ -65,5 +66,22 @@ describe('WATCH_LEASE_MS', () => {
   it('stops the start-up on a lease that is not a whole number of milliseconds from 1 s to an hour', () => {
     for (const bad of ['0', '999', '1.5', '15s', '3600001'])
       expect(() => readConfig({ WATCH_LEASE_MS: bad }), bad).toThrow(/invalid WATCH_LEASE_MS/);
+  });
+});
+
+describe('DUCKDB_MEMORY_MB, DUCKDB_THREADS', () => {
+  it('bounds each embedded database to 1 GiB and a thread per core unless they say otherwise', () => {
+    expect(readConfig({}).duckdb).toEqual({ memoryMb: 1024, threads: availableParallelism() });
+    expect(readConfig({ DUCKDB_MEMORY_MB: '96', DUCKDB_THREADS: '1' }).duckdb).toEqual({
+      memoryMb: 96,
+      threads: 1,
+    });
+  });
+
+  it('stops the start-up on a cap below 16 MiB or a thread count that is not a whole number from 1', () => {
+    for (const bad of ['0', '15', '1.5', '256MB', '1048577'])
+      expect(() => readConfig({ DUCKDB_MEMORY_MB: bad }), bad).toThrow(/invalid DUCKDB_MEMORY_MB/);
+    for (const bad of ['0', '2.5', 'all', '257'])
+      expect(() => readConfig({ DUCKDB_THREADS: bad }), bad).toThrow(/invalid DUCKDB_THREADS/);
   });
 });
