@@ -3,6 +3,7 @@
  * router runs on what it received: the Standard Webhooks `v1a` signature over `${id}.${timestamp}.${body}` and the
  * event's own signature (RFC 8785 without `signature`), both with `@noble/ed25519` and the service's JWKS only.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as ed from '@noble/ed25519';
@@ -88,7 +89,9 @@ export async function startSwitchableSeller(payTo: string) {
     sendV2(res, v2Required(url, [v2Accept(BASE, BASE_USDC_TOKEN, wallet.payTo)], 'A watched resource'));
   });
   return {
-    url: `${server.url}/paid`,
+    // A path of its own: a later seller of the same file may get a closed one's port, and must not inherit the
+    // stored history of that seller's endpoint.
+    url: `${server.url}/paid/${randomUUID().slice(0, 8)}`,
     wallet,
     health,
     probes,
