@@ -4,7 +4,7 @@
  * every third endpoint, and a known-answer run's published files, built with `npm run build:site`, served by a
  * plain static file server and walked by Debian's chromium at 1280 and 390 px.
  */
-import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -15,6 +15,7 @@ import { endpointKeyOfUrl, endpointPagePath } from '../../core/endpoint-paths.ts
 import { formatDay } from '../../core/endpoint-timeline.ts';
 import { formatTime } from '../../core/format.ts';
 import { type FixtureRun, writeCrawlFixture } from '../fixtures/crawl-run.ts';
+import { writeKnownAnswerRun } from '../fixtures/known-answer-run.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import { buildSiteIn, SITE_BASE_URL } from '../helpers/site.ts';
 import { startStaticServer } from '../helpers/static-server.ts';
@@ -33,11 +34,8 @@ let server: { url: string; close(): Promise<void> };
 /** What the first `npm run build:site` printed. */
 let built: string;
 
-/** A known-answer run's published files (docs/data-files.md `DATA_DIR/known-answers/`): one task, four calls. */
-async function writeKnownAnswers(dir: string): Promise<void> {
-  const runId = '20260101T000000Z-abcd';
-  const run = join(dir, 'known-answers', 'runs', runId);
-  await mkdir(run, { recursive: true });
+/** A known-answer run: one task, four calls. */
+function writeKnownAnswers(dir: string): Promise<void> {
   const task = {
     name: TASK,
     title: 'Current weather',
@@ -45,22 +43,13 @@ async function writeKnownAnswers(dir: string): Promise<void> {
     request: { method: 'GET' },
     candidates: [URL3],
   };
-  await writeFile(join(run, 'tasks.json'), JSON.stringify({ schema: 1, tasks: [task] }));
-  const call = (known_answer: string | null) =>
-    JSON.stringify({ endpoint_url: URL3, task: TASK, known_answer, called_at: new Date().toISOString() });
-  await writeFile(
-    join(run, 'paid-calls.ndjson'),
-    `${['pass', 'pass', 'pass', 'fail'].map(call).join('\n')}\n`,
-  );
-  await writeFile(
-    join(dir, 'known-answers', 'current.json'),
-    JSON.stringify({
-      schema: 1,
-      run_id: runId,
-      path: `runs/${runId}`,
-      published_at: new Date().toISOString(),
-    }),
-  );
+  const calls = ['pass', 'pass', 'pass', 'fail'].map((known_answer) => ({
+    endpoint_url: URL3,
+    task: TASK,
+    known_answer,
+    called_at: new Date().toISOString(),
+  }));
+  return writeKnownAnswerRun(dir, { runId: '20260101T000000Z-abcd', tasks: [task], calls });
 }
 
 beforeAll(async () => {

@@ -6,11 +6,11 @@
  * fleet and a bazaar check as the published run, all built with `npm run build:site`.
  */
 import { mkdtempSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { endpointKeyOfUrl } from '../../core/endpoint-paths.ts';
 import { type FixtureRun, writeCrawlFixture } from '../fixtures/crawl-run.ts';
+import { writeKnownAnswerRun } from '../fixtures/known-answer-run.ts';
 import { buildSiteIn, crawlSandboxIn, type SandboxSite, SITE_BASE_URL } from './site.ts';
 
 const DAY = 86_400_000;
@@ -47,11 +47,8 @@ export async function showcaseSite(): Promise<ShowcaseSite> {
   return { ...crawled, runs, changedKey: endpointKeyOfUrl(SHOWCASE_URL, 'GET') as string };
 }
 
-/** A known-answer run's published files (docs/data-files.md `DATA_DIR/known-answers/`): one task, two services. */
-async function writeKnownAnswers(dir: string): Promise<void> {
-  const runId = '20260101T000000Z-abcd';
-  const run = join(dir, 'known-answers', 'runs', runId);
-  await mkdir(run, { recursive: true });
+/** A known-answer run: one task, two services. */
+function writeKnownAnswers(dir: string): Promise<void> {
   const other = 'https://seller-13.example/api/item-13';
   const task = {
     name: SHOWCASE_TASK,
@@ -60,21 +57,15 @@ async function writeKnownAnswers(dir: string): Promise<void> {
     request: { method: 'GET' },
     candidates: [SHOWCASE_URL, other],
   };
-  await writeFile(join(run, 'tasks.json'), JSON.stringify({ schema: 1, tasks: [task] }));
-  const call = (endpoint_url: string, known_answer: string | null) =>
-    JSON.stringify({ endpoint_url, task: SHOWCASE_TASK, known_answer, called_at: new Date().toISOString() });
+  const call = (endpoint_url: string, known_answer: string | null) => ({
+    endpoint_url,
+    task: SHOWCASE_TASK,
+    known_answer,
+    called_at: new Date().toISOString(),
+  });
   const calls = [
     ...['pass', 'pass', 'pass', 'fail'].map((k) => call(SHOWCASE_URL, k)),
     ...['pass', 'fail'].map((k) => call(other, k)),
   ];
-  await writeFile(join(run, 'paid-calls.ndjson'), `${calls.join('\n')}\n`);
-  await writeFile(
-    join(dir, 'known-answers', 'current.json'),
-    JSON.stringify({
-      schema: 1,
-      run_id: runId,
-      path: `runs/${runId}`,
-      published_at: new Date().toISOString(),
-    }),
-  );
+  return writeKnownAnswerRun(dir, { runId: '20260101T000000Z-abcd', tasks: [task], calls });
 }

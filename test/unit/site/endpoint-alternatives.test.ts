@@ -3,7 +3,7 @@
  * `alternatives`): the same `alternativesOf` over the published known-answer run's calls, in the lookup's order,
  * linked to the other candidates' pages, in the page and its JSON twin.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { alternativesOf } from '../../../core/alternatives.ts';
 import { endpointKeyOfUrl, endpointPagePath } from '../../../core/endpoint-paths.ts';
 import { readSiteHistory, type SiteHistory } from '../../../site/lib/endpoint-history.ts';
 import { writeEndpointPages } from '../../../site/lib/endpoint-pages.ts';
+import { writeKnownAnswerRun } from '../../fixtures/known-answer-run.ts';
 import { paidCallAt } from '../../helpers/paid-calls.ts';
 
 const BASE_URL = 'https://spotcheck.test';
@@ -23,43 +24,27 @@ let history: SiteHistory;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sc-site-alternatives-'));
-  const runId = '20261130T000000Z-abcd';
-  const run = join(dir, 'known-answers', 'runs', runId);
-  await mkdir(run, { recursive: true });
   const candidates = HOSTS.map((h) => `https://${h}/run`);
-  await writeFile(
-    join(run, 'tasks.json'),
-    JSON.stringify({
-      schema: 1,
-      tasks: [{ name: TASK, description: 'Rates.', request: { method: 'GET' }, candidates }],
-    }),
-  );
   // Prices 0.005 down to 0.001 and pass rates 1, 1, 1/2, 0, unchecked: a ranking that is neither by price nor by host.
   const answers = [['pass'], ['pass'], ['pass', 'fail'], ['fail'], [null]] as const;
-  const lines: string[] = [];
+  const calls: object[] = [];
   let n = 0;
   HOSTS.forEach((host, i) => {
     for (const known_answer of answers[i] ?? [])
-      lines.push(
-        JSON.stringify(
-          paidCallAt(host, new Date(Date.UTC(2026, 10, 29, 0, ++n)), n, {
-            price_atomic: String(5000 - i * 1000),
-            known_answer,
-            receipt_id: `sc-${host[0]}${n}`,
-          }),
-        ),
+      calls.push(
+        paidCallAt(host, new Date(Date.UTC(2026, 10, 29, 0, ++n)), n, {
+          price_atomic: String(5000 - i * 1000),
+          known_answer,
+          receipt_id: `sc-${host[0]}${n}`,
+        }),
       );
   });
-  await writeFile(join(run, 'paid-calls.ndjson'), `${lines.join('\n')}\n`);
-  await writeFile(
-    join(dir, 'known-answers', 'current.json'),
-    JSON.stringify({
-      schema: 1,
-      run_id: runId,
-      path: `runs/${runId}`,
-      published_at: '2026-11-30T00:00:00.000Z',
-    }),
-  );
+  await writeKnownAnswerRun(dir, {
+    runId: '20261130T000000Z-abcd',
+    tasks: [{ name: TASK, description: 'Rates.', request: { method: 'GET' }, candidates }],
+    calls,
+    publishedAt: '2026-11-30T00:00:00.000Z',
+  });
   history = await readSiteHistory({
     dataDir: dir,
     baseUrl: BASE_URL,
